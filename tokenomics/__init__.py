@@ -1,0 +1,65 @@
+"""tokenomics: sourced roofline, memory and token-economics numbers for LLM inference.
+
+Quick tour::
+
+    import tokenomics as tk
+    d = tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8", kv_dtype="fp8")
+    tk.decode(d, batch=[1, 8, 64], context_tokens=8192).to_frame()
+    tk.prefill(d, prompt_tokens=8192).ttft_s
+    tk.max_batch(d, context_tokens=131072)
+    tk.ridge_point(tk.hardware("mi355x"), "fp4")
+
+Every function documents its units; catalogs carry a source for every number.
+"""
+
+from __future__ import annotations
+
+from .catalog import hardware, load_catalog, model, sources
+from .dtypes import DType, bytes_per_element, dtype, formats
+from .errors import (
+    CatalogError,
+    DoesNotFitError,
+    NotPublishedError,
+    TokenomicsError,
+    UnitError,
+    UnknownEntryError,
+)
+from .hf_config import model_from_hf_config
+from .kv import kv_bytes_per_token, kv_bytes_per_token_per_layer, kv_cache_bytes
+from .memory import (
+    MemoryFit,
+    devices_needed,
+    max_batch,
+    memory_fit,
+    min_devices,
+    weight_bytes,
+)
+from .operators import expected_active_experts
+from .params import param_breakdown, param_count
+from .performance import StepResult, decode, operator_table, prefill
+from .roofline import (
+    attainable_flop_per_s,
+    attention_decode_intensity,
+    gemm_bytes,
+    gemm_flops,
+    gemm_intensity,
+    ridge_point,
+    roofline_time,
+)
+from .specs import ROOFLINE, Attention, Deployment, Efficiency, Hardware, Model, MoE, Price
+from .tables import hardware_table, model_table
+from .units import Q_, registry
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Attention", "CatalogError", "DType", "Deployment", "DoesNotFitError", "Efficiency",
+    "Hardware", "MemoryFit", "MoE", "Model", "NotPublishedError", "Price", "Q_", "ROOFLINE",
+    "StepResult", "TokenomicsError", "UnitError", "UnknownEntryError", "attainable_flop_per_s",
+    "attention_decode_intensity", "bytes_per_element", "decode", "devices_needed", "dtype",
+    "expected_active_experts", "formats", "gemm_bytes", "gemm_flops", "gemm_intensity",
+    "hardware", "hardware_table", "kv_bytes_per_token", "kv_bytes_per_token_per_layer",
+    "kv_cache_bytes", "load_catalog", "max_batch", "memory_fit", "min_devices", "model",
+    "model_from_hf_config", "model_table", "operator_table", "param_breakdown", "param_count",
+    "prefill", "registry", "ridge_point", "roofline_time", "sources", "weight_bytes",
+]

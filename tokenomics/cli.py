@@ -1,0 +1,326 @@
+"""The ``tokenomics`` command line.
+
+Examples
+--------
+::
+
+    tokenomics hardware                      # table of accelerators
+    tokenomics hardware h200                 # one entry with its sources
+    tokenomics models
+    tokenomics fit llama-3.1-405b h100-sxm --batch 32 --context 131072
+    tokenomics decode llama-3.1-70b h200 --weight-dtype fp8 --kv-dtype fp8 \\
+        --batch 1 8 64 --context 8192 --csv decode.csv
+    tokenomics prefill llama-3.1-8b h100-sxm --prompt 8192
+    tokenomics roofline llama-3.1-70b h100-sxm --tp 4 --phase decode --batch 1 --context 4096
+
+Every command prints a table; ``--csv PATH`` / ``--json PATH`` also write it. Bad input exits
+with status 2 and a one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import catalog
+from .errors import TokenomicsError
+from .kv import kv_bytes_per_token
+from .memory import devices_needed, max_batch, memory_fit, min_devices
+from .params import param_breakdown, param_count
+from .performance import decode, operator_table, prefill
+from .roofline import ridge_point
+from .specs import Deployment, Efficiency
+from .tables import hardware_table, model_table
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, status 2
+        self.exit(2, f"tokenomics: error: {message}\n")
+
+
+def _add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--csv", metavar="PATH", help="also write the table as CSV")
+    p.add_argument("--json", metavar="PATH", help="also write the table as JSON records")
+
+
+def _add_deployment(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="model id or alias (see `tokenomics models`)")
+    p.add_argument("hardware", help="hardware id or alias (see `tokenomics hardware`)")
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (default 1)")
+    p.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
+    p.add_argument("--ep", type=int, default=1, help="expert-parallel degree (default 1)")
+    p.add_argument("--weight-dtype", help="weight format (default: the model's release)")
+    p.add_argument("--kv-dtype", default="bf16", help="KV-cache format (default bf16)")
+    p.add_argument("--act-dtype", default="bf16", help="activation format (default bf16)")
+    p.add_argument("--compute-dtype", help="matrix-unit format (default: activation format)")
+    p.add_argument("--mfu", type=float, default=1.0, help="achieved fraction of peak FLOP/s")
+    p.add_argument("--mbu", type=float, default=1.0, help="achieved fraction of bandwidth")
+    p.add_argument("--overhead-ms", type=float, default=0.0, help="fixed time per step [ms]")
+    p.add_argument("--usable-fraction", type=float, default=0.9,
+                   help="usable fraction of device memory (default 0.9)")
+    p.add_argument("--reserve-gb", type=float, default=0.0,
+                   help="runtime reserve per device [GB] (default 0)")
+    p.add_argument("--allow-beyond-max-context", action="store_true",
+                   help="permit contexts beyond the model's maximum")
+
+
+def _deployment(a: argparse.Namespace) -> Deployment:
+    return Deployment(
+        catalog.model(a.model), catalog.hardware(a.hardware), tp=a.tp, pp=a.pp, ep=a.ep,
+        weight_dtype=a.weight_dtype, kv_dtype=a.kv_dtype, act_dtype=a.act_dtype,
+        compute_dtype=a.compute_dtype,
+        efficiency=Efficiency(mfu=a.mfu, mbu=a.mbu, step_overhead_s=a.overhead_ms / 1e3),
+        usable_memory_fraction=a.usable_fraction, runtime_reserve_bytes=a.reserve_gb * 1e9,
+        allow_beyond_max_context=a.allow_beyond_max_context,
+    )
+
+
+def _emit(df: pd.DataFrame, a: argparse.Namespace, title: str = "") -> None:
+    if title:
+        print(title)
+    with pd.option_context("display.max_rows", 500, "display.max_columns", 50,
+                           "display.width", 200, "display.float_format", "{:.6g}".format):
+        print(df.to_string(index=False))
+    if getattr(a, "csv", None):
+        df.to_csv(a.csv, index=False)
+    if getattr(a, "json", None):
+        with open(a.json, "w") as fh:
+            json.dump(json.loads(df.to_json(orient="records")), fh, indent=1)
+
+
+def _entry_frame(obj: Any, srcs: dict[str, str]) -> pd.DataFrame:
+    cat = catalog.sources()
+    rows = []
+    for k, v in obj.items():
+        key = srcs.get(k, "")
+        s = cat.get(key)
+        rows.append(dict(field=k, value=v, source=key, source_title=s.title if s else "",
+                         source_url=s.url if s else ""))
+    return pd.DataFrame(rows)
+
+
+def cmd_hardware(a: argparse.Namespace) -> None:
+    if not a.id:
+        cols = ["id", "name", "status", "peak_bf16_dense_tflop_per_s",
+                "peak_fp8_dense_tflop_per_s", "peak_fp4_dense_tflop_per_s", "mem_capacity_gb",
+                "mem_bw_tb_per_s", "ridge_bf16_flop_per_byte", "tdp_w", "price_usd_per_hour"]
+        t = hardware_table()
+        _emit(t if a.all_columns else t[cols], a)
+        return
+    h = catalog.hardware(a.id)
+    vals: dict[str, Any] = {"name": h.name, "status": h.status}
+    srcs: dict[str, str] = {}
+    for k, v in h.peak_flop_per_s.items():
+        vals[f"compute.{k}_dense_tflop_per_s"] = v / 1e12
+        srcs[f"compute.{k}_dense_tflop_per_s"] = h.sources.get(f"compute.{k}", "")
+    for k, v in h.unavailable.items():
+        vals[k] = v
+    for label, field, scale, key in [
+        ("memory.capacity_gb", "mem_capacity_bytes", 1e9, "memory.capacity"),
+        ("memory.bandwidth_tb_per_s", "mem_bw_bytes_per_s", 1e12, "memory.bandwidth"),
+        ("memory.sram_mb", "sram_bytes", 1e6, "memory.sram"),
+        ("scale_up.gb_per_s_per_direction", "scale_up_bw_bytes_per_s", 1e9, "scale_up.bandwidth"),
+        ("scale_up.domain_size", "scale_up_domain_size", 1, "scale_up.domain_size"),
+        ("scale_out.gb_per_s_per_direction", "scale_out_bw_bytes_per_s", 1e9,
+         "scale_out.bandwidth"),
+        ("power.tdp_w", "tdp_w", 1, "power.tdp"),
+    ]:
+        v = getattr(h, field)
+        if v is not None:
+            vals[label] = v / scale
+            srcs[label] = h.sources.get(key, "")
+    for k in h.peak_flop_per_s:
+        vals[f"ridge_{k}_flop_per_byte"] = ridge_point(h, k if k not in ("fp4", "fp6") else
+                                                       {"fp4": "nvfp4", "fp6": "mxfp6"}[k])
+    for i, p in enumerate(h.prices):
+        label = f"price[{i}] ({p.tier}, {p.date})"
+        vals[label] = f"{p.usd:g} USD{'/hour' if p.per_hour else ''}"
+        srcs[label] = p.source
+    _emit(_entry_frame(vals, srcs), a, f"{h.id}: {h.name}" + (f"\n{h.notes}" if h.notes else ""))
+
+
+def cmd_models(a: argparse.Namespace) -> None:
+    if not a.id:
+        _emit(model_table(), a)
+        return
+    m = catalog.model(a.id)
+    vals: dict[str, Any] = {
+        "attention": m.attention.kind, "layers": m.num_layers, "hidden_size": m.hidden_size,
+        "q_heads": m.attention.num_q_heads, "kv_heads": m.attention.num_kv_heads,
+        "head_dim": m.attention.head_dim, "max_context_tokens": m.max_context,
+        "window_groups": "; ".join(f"{n} {k}" + ("" if k == "full" else f" {int(w)}")
+                                   for k, w, n in m.window_groups()),
+    }
+    if m.moe:
+        vals.update({"experts": m.moe.num_experts, "top_k": m.moe.top_k,
+                     "shared_experts": m.moe.num_shared_experts,
+                     "moe_layers": m.num_moe_layers})
+    for k, v in param_breakdown(m).items():
+        vals[f"params.{k}"] = v
+    vals["params_total (computed)"] = param_count(m)
+    vals["params_active (computed)"] = param_count(m, active=True)
+    vals["official_total_params"] = m.official_total_params
+    vals["official_active_params"] = m.official_active_params
+    vals["kv_bytes_per_token_bf16"] = kv_bytes_per_token(m)
+    vals["weight_dtype"] = m.weight_dtype + (f" (experts {m.expert_dtype})"
+                                             if m.expert_dtype else "")
+    srcs = {"official_total_params": m.sources.get("official.total_params", ""),
+            "official_active_params": m.sources.get("official.active_params", ""),
+            "weight_dtype": m.sources.get("weights", "")}
+    for k in list(vals)[:8]:
+        srcs[k] = m.sources.get("config", "")
+    _emit(_entry_frame(vals, srcs), a, f"{m.id}: {m.name}" + (f"\n{m.notes}" if m.notes else ""))
+
+
+def cmd_fit(a: argparse.Namespace) -> None:
+    d = _deployment(a)
+    rows = []
+    for b, c in itertools.product(a.batch, a.context):
+        f = memory_fit(d, b, c)
+        mb = max_batch(d, c)
+        need = devices_needed(d.model, d.hardware, b, c, d.weight_dtype, d.kv_dtype,
+                              d.usable_memory_fraction, d.runtime_reserve_bytes,
+                              allow_beyond_max_context=d.allow_beyond_max_context)
+        rows.append(dict(
+            batch=b, context_tokens=c, weights_gb=f.weights_bytes / 1e9,
+            kv_gb=f.kv_bytes / 1e9, workspace_gb=f.workspace_bytes / 1e9,
+            reserve_gb=f.runtime_reserve_bytes / 1e9, total_gb=f.total_bytes / 1e9,
+            usable_gb=f.usable_bytes / 1e9, capacity_gb=f.capacity_bytes / 1e9,
+            fits=bool(f.fits), max_batch=int(mb), devices_needed=float(need),
+            min_devices=int(min_devices(d.model, d.hardware, b, c, d.weight_dtype, d.kv_dtype,
+                                        d.usable_memory_fraction, d.runtime_reserve_bytes,
+                                        multiple_of=a.multiple_of,
+                                        allow_beyond_max_context=d.allow_beyond_max_context)),
+        ))
+    _emit(pd.DataFrame(rows), a, f"memory per device: {d.model.id} on {d.n_devices} x "
+          f"{d.hardware.id} (tp={d.tp}, pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}")
+
+
+def cmd_decode(a: argparse.Namespace) -> None:
+    d = _deployment(a)
+    B, C = np.meshgrid(np.asarray(a.batch, float), np.asarray(a.context, float), indexing="ij")
+    r = decode(d, B.ravel(), C.ravel(), on_oom="mark")
+    df = r.to_frame()[["batch", "context_tokens", "time_s", "tokens_per_s_per_user",
+                       "tokens_per_s_per_device", "bound", "compute_time_s", "memory_time_s",
+                       "comm_time_s", "overhead_s", "fits"]].rename(
+        columns={"time_s": "step_time_s"})
+    _emit(df, a, f"decode: {d.model.id} on {d.n_devices} x {d.hardware.id} (tp={d.tp}, "
+          f"pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}, compute "
+          f"{d.compute_dtype}; {_label(d)}")
+
+
+def cmd_prefill(a: argparse.Namespace) -> None:
+    d = _deployment(a)
+    rows = []
+    for p, b in itertools.product(a.prompt, a.batch):
+        r = prefill(d, p, b, a.cached, on_oom="mark")
+        rows.append(dict(prompt_tokens=p, cached_tokens=a.cached, batch=b, ttft_s=r.time_s,
+                         prompt_tokens_per_s_per_device=r.tokens_per_s_per_device,
+                         bound=r.bound, compute_time_s=r.compute_time_s,
+                         memory_time_s=r.memory_time_s, fits=bool(r.fits), phase=r.phase))
+    _emit(pd.DataFrame(rows), a, f"prefill: {d.model.id} on {d.n_devices} x {d.hardware.id}; "
+          f"{_label(d)}")
+
+
+def cmd_roofline(a: argparse.Namespace) -> None:
+    d = _deployment(a)
+    if a.phase == "decode":
+        t = operator_table(d, "decode", a.batch[0], context_tokens=a.context[0])
+    else:
+        t = operator_table(d, a.phase, a.batch[0], prompt_tokens=a.prompt,
+                           cached_tokens=a.cached)
+    _emit(t, a, f"{a.phase} operators per device: {d.model.id} on {d.hardware.id} "
+          f"(ridge {ridge_point(d.hardware, d.compute_dtype):.1f} FLOP/B at "
+          f"{d.compute_dtype}); {_label(d)}")
+
+
+def _label(d: Deployment) -> str:
+    e = d.efficiency
+    if e == Efficiency():
+        return "pure roofline bound (all efficiencies 1, no overhead, no communication)"
+    return (f"efficiencies mfu={e.mfu:g} mbu={e.mbu:g} overhead={e.step_overhead_s * 1e3:g} ms; "
+            "communication not modelled")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tokenomics", description=__doc__,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    h = sub.add_parser("hardware", help="list accelerators or show one with sources",
+                       epilog="examples: tokenomics hardware; tokenomics hardware mi355x")
+    h.add_argument("id", nargs="?", help="hardware id or alias")
+    h.add_argument("--all-columns", action="store_true", help="every column of the table")
+    _add_output(h)
+    h.set_defaults(func=cmd_hardware)
+
+    m = sub.add_parser("models", help="list models or show one with sources",
+                       epilog="examples: tokenomics models; tokenomics models deepseek-v3")
+    m.add_argument("id", nargs="?", help="model id or alias")
+    _add_output(m)
+    m.set_defaults(func=cmd_models)
+
+    f = sub.add_parser("fit", help="memory per device: weights, KV, workspace; max batch",
+                       epilog="example: tokenomics fit llama-3.1-405b h100-sxm --tp 8 --pp 5 "
+                              "--batch 32 --context 131072 --multiple-of 8")
+    _add_deployment(f)
+    f.add_argument("--batch", type=int, nargs="+", default=[1])
+    f.add_argument("--context", type=int, nargs="+", default=[8192])
+    f.add_argument("--multiple-of", type=int, default=1, help="round min_devices up to this")
+    _add_output(f)
+    f.set_defaults(func=cmd_fit)
+
+    d = sub.add_parser("decode", help="decode step time and throughput over batch x context",
+                       epilog="example: tokenomics decode llama-3.1-70b h200 --weight-dtype fp8 "
+                              "--kv-dtype fp8 --batch 1 8 64 --context 8192")
+    _add_deployment(d)
+    d.add_argument("--batch", type=int, nargs="+", default=[1, 8, 32, 64])
+    d.add_argument("--context", type=int, nargs="+", default=[8192])
+    _add_output(d)
+    d.set_defaults(func=cmd_decode)
+
+    pf = sub.add_parser("prefill", help="prefill time (TTFT), optionally on a cached prefix",
+                        epilog="example: tokenomics prefill llama-3.1-8b h100-sxm --prompt 8192")
+    _add_deployment(pf)
+    pf.add_argument("--prompt", type=int, nargs="+", default=[8192])
+    pf.add_argument("--batch", type=int, nargs="+", default=[1])
+    pf.add_argument("--cached", type=int, default=0, help="cached prefix tokens")
+    _add_output(pf)
+    pf.set_defaults(func=cmd_prefill)
+
+    r = sub.add_parser("roofline", help="per-operator FLOPs, bytes, intensity and bound",
+                       epilog="example: tokenomics roofline llama-3.1-70b h100-sxm --tp 4 "
+                              "--phase decode --batch 1 --context 4096")
+    _add_deployment(r)
+    r.add_argument("--phase", choices=["decode", "prefill", "midfill"], default="decode")
+    r.add_argument("--batch", type=int, nargs="+", default=[1])
+    r.add_argument("--context", type=int, nargs="+", default=[8192])
+    r.add_argument("--prompt", type=int, default=8192)
+    r.add_argument("--cached", type=int, default=0)
+    _add_output(r)
+    r.set_defaults(func=cmd_roofline)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tokenomics`` console script; returns the exit status."""
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    try:
+        a.func(a)
+    except (TokenomicsError, KeyError, OSError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"tokenomics: error: {msg}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
