@@ -40,6 +40,7 @@ from .performance import StepResult, decode, operator_table, prefill
 from .roofline import (
     attainable_flop_per_s,
     attention_decode_intensity,
+    critical_batch,
     gemm_bytes,
     gemm_flops,
     gemm_intensity,
@@ -56,7 +57,7 @@ __all__ = [
     "Attention", "CatalogError", "DType", "Deployment", "DoesNotFitError", "Efficiency",
     "Hardware", "MemoryFit", "MoE", "Model", "NotPublishedError", "Price", "Q_", "ROOFLINE",
     "StepResult", "TokenomicsError", "UnitError", "UnknownEntryError", "attainable_flop_per_s",
-    "attention_decode_intensity", "bytes_per_element", "decode", "devices_needed", "dtype",
+    "attention_decode_intensity", "critical_batch", "bytes_per_element", "decode", "devices_needed", "dtype",
     "expected_active_experts", "formats", "gemm_bytes", "gemm_flops", "gemm_intensity",
     "hardware", "hardware_table", "kv_bytes_per_token", "kv_bytes_per_token_per_layer",
     "kv_cache_bytes", "load_catalog", "max_batch", "memory_fit", "min_devices", "model",

@@ -195,3 +195,40 @@ def attainable_flop_per_s(intensity: Any, peak_flop_per_s: Any,
     p = V.positive(peak_flop_per_s, "peak_flop_per_s", "flop/s")
     bw = V.positive(mem_bw_bytes_per_s, "mem_bw_bytes_per_s", "B/s")
     return V.scalar_or_array(np.minimum(p, i * bw))
+
+
+def critical_batch(hw: Hardware, weight_dtype: str = "bf16",
+                   compute_dtype: str | None = None) -> float:
+    """Tokens per step at which weight GEMMs reach the ridge point [token].
+
+    A weight GEMM over ``B`` tokens does ``2 B`` FLOPs per weight element and reads
+    ``b_w`` bytes for it, so its intensity is ``2 B / b_w`` and it turns compute-bound at
+
+    .. math:: B^* = I^* \\, b_w / 2.
+
+    Parameters
+    ----------
+    hw : Hardware
+    weight_dtype : str
+        Weight format (its bytes per element :math:`b_w`).
+    compute_dtype : str, optional
+        Format the matrix units run at; default ``weight_dtype``. Pass it for weight-only
+        quantisation (int8 weights multiplied in bf16).
+
+    Returns
+    -------
+    float
+        [token]
+
+    Examples
+    --------
+    >>> from tokenomics.catalog import hardware
+    >>> v5e = hardware("tpu-v5e")
+    >>> round(critical_batch(v5e, "bf16"), 1)               # 197e12 / 819e9 = 240.5
+    240.5
+    >>> round(critical_batch(v5e, "int8", "bf16"))   # int8 weights, bf16 FLOPs: half
+    120
+    """
+    from .dtypes import bytes_per_element as _b
+
+    return ridge_point(hw, compute_dtype or weight_dtype) * _b(weight_dtype) / 2.0

@@ -418,6 +418,12 @@ class Deployment:
         :func:`tokenomics.memory.activation_workspace_bytes` for the step being sized.
     allow_beyond_max_context : bool
         Permit contexts longer than the model's ``max_position_embeddings``.
+    kv_shard : {"heads", "all"}
+        How the KV cache is split over the ``tp`` devices. ``"heads"`` (default, Megatron-style
+        tensor parallelism): by KV head, so a ``tp`` above the KV-head count replicates heads
+        and MLA's single latent is replicated on every rank. ``"all"``: evenly over all
+        devices (by sequence or batch, as the scaling book's fully sharded layouts and
+        attention data parallelism do), no replication.
     """
 
     model: Model
@@ -435,8 +441,11 @@ class Deployment:
     runtime_reserve_bytes: float = 0.0
     workspace_bytes: float | None = None
     allow_beyond_max_context: bool = False
+    kv_shard: str = "heads"
 
     def __post_init__(self) -> None:
+        if self.kv_shard not in ("heads", "all"):
+            raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
         if isinstance(self.model, str):
             from .catalog import model as _model
 
@@ -490,6 +499,8 @@ class Deployment:
         ``tp / num_kv_heads`` times; MLA's shared latent is replicated on every TP rank.
         """
         att = self.model.attention
+        if self.kv_shard == "all":
+            return 1.0
         if att.kind == "MLA":
             return float(self.tp)
         return float(self.tp / min(self.tp, att.num_kv_heads))

@@ -1,0 +1,152 @@
+"""Every **derive** id S01-S17 of ../shared/docs/seed-digest.md, from the library's own functions.
+
+Each expected value is the seed's figure (or the digest's reconciliation) with the arithmetic
+written out, so it can be checked by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import tokenomics as tk
+
+GB = 1e9
+GiB = 2**30
+
+
+@pytest.fixture(scope="module")
+def l70():
+    return tk.model("llama-3.1-70b")
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return tk.hardware("h100-sxm")
+
+
+def test_S01_h100_bf16_ridge_point(h100):
+    # 989.4 TFLOP/s dense BF16 / 3.35 TB/s = 295.3 FLOP/B ("~295"; ~300 with 1 PFLOP/s).
+    r = tk.ridge_point(h100, "bf16")
+    assert r == pytest.approx(989.4e12 / 3.35e12, rel=1e-12)
+    assert round(r) == 295
+
+
+def test_S02_fp8_ridge_points_h200_and_h100(h100):
+    # H200: 1978.9 / 4.8 = 412; H100: 1978.9 / 3.35 = 591.
+    assert tk.ridge_point(tk.hardware("h200"), "fp8") == pytest.approx(412.3, abs=0.5)
+    assert tk.ridge_point(h100, "fp8") == pytest.approx(590.7, abs=0.5)
+
+
+def test_S03_batch1_decode_intensity_is_about_one():
+    # One multiply-add (2 FLOP) per 2-byte weight: 1 FLOP/B for a weight GEMM at batch 1.
+    assert tk.gemm_intensity(1, 8192, 8192, "bf16") == pytest.approx(1.0, rel=1e-3)
+    # The library's own decode operator table for a 16-bit model agrees, operator by operator.
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    t = tk.operator_table(d, "decode", batch=1, context_tokens=1024).set_index("operator")
+    for op in ("attn_qkv", "attn_out", "ffn_dense", "lm_head"):
+        assert t.loc[op, "intensity_flop_per_byte"] == pytest.approx(1.0, rel=2e-3)
+
+
+def test_S04_batching_scales_gemm_intensity_not_attention():
+    # Weight GEMMs: x B (2 B n k / (2 n k + activations)).
+    for b in (8, 32):
+        assert tk.gemm_intensity(b, 8192, 8192, "bf16") == pytest.approx(b, rel=0.01)
+    # Attention over a sequence's own KV: ~1 for MHA whatever the batch.
+    d = tk.Deployment("llama-2-13b", "h100-sxm")
+    i1 = tk.operator_table(d, "decode", batch=1, context_tokens=4000).set_index(
+        "operator").loc["attn_core", "intensity_flop_per_byte"]
+    i32 = tk.operator_table(d, "decode", batch=32, context_tokens=4000).set_index(
+        "operator").loc["attn_core", "intensity_flop_per_byte"]
+    assert i1 == pytest.approx(1.0, rel=0.01) and i32 == pytest.approx(i1, rel=1e-6)
+    # GQA with 8 query heads per KV head: ~8 (Llama 3.1 70B: 64 q / 8 kv).
+    assert tk.attention_decode_intensity(tk.model("llama-3.1-70b"), "bf16") == 8.0
+    # MQA with 16 query heads: ~16.
+    mqa = tk.model_from_hf_config({
+        "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+        "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 1,
+        "vocab_size": 32000, "max_position_embeddings": 4096})
+    assert mqa.attention.kind == "MQA"
+    assert tk.attention_decode_intensity(mqa, "bf16") == 16.0
+
+
+def test_S05_4x4_weights_times_4_tokens_reuse_4():
+    # 4x4 weight matrix x 4 token vectors: 64 MACs over 16 weight elements = 4 per element.
+    macs = tk.gemm_flops(4, 4, 4) / 2
+    assert macs / (4 * 4) == 4
+
+
+def test_S06_h200_same_compute_lower_ridge(h100):
+    h200 = tk.hardware("h200")
+    assert h200.peak("bf16") == h100.peak("bf16")
+    assert h200.mem_capacity_bytes == 141 * GB
+    assert h200.mem_bw_bytes_per_s == 4.8e12
+    assert tk.ridge_point(h200, "bf16") == pytest.approx(989.4 / 4.8, rel=1e-9)  # ~206
+    assert round(tk.ridge_point(h200, "bf16")) == 206
+
+
+def test_S10_llama31_70b_kv_bytes_per_token(l70):
+    assert tk.kv_bytes_per_token(l70, "bf16") == 2 * 80 * 8 * 128 * 2 == 327_680
+
+
+def test_S11_llama31_70b_128k_context_is_40_gib(l70):
+    b = tk.kv_cache_bytes(l70, 131_072)
+    assert b == 327_680 * 131_072
+    assert b / 1e9 == pytest.approx(42.9, abs=0.05)
+    assert b / GiB == 40.0
+    assert b / (80 * GB) == pytest.approx(0.54, abs=0.01)  # about half an 80 GB H100
+
+
+def test_S12_llama31_70b_bf16_weights_about_141_gb(l70):
+    assert tk.weight_bytes(l70, "bf16") / GB == pytest.approx(141, abs=0.5)
+
+
+def test_S13_kv_outgrows_weights_at_431k_tokens(l70):
+    w = tk.weight_bytes(l70, "bf16")
+    crossover = w / tk.kv_bytes_per_token(l70)
+    assert crossover == pytest.approx(141e9 / 327_680, rel=0.005)  # ~430,000
+    assert tk.kv_cache_bytes(l70, 430_000, allow_beyond_max_context=True) < w
+    assert tk.kv_cache_bytes(l70, 431_000, allow_beyond_max_context=True) > w
+
+
+def test_S14_128k_context_batch_512_is_22_tb(l70):
+    assert tk.kv_cache_bytes(l70, 131_072, batch=512) == pytest.approx(2.2e13, rel=0.005)
+
+
+def test_S15_llama31_405b_32_users_devices(h100):
+    m405 = tk.model("llama-3.1-405b")
+    # Source's 27: 405B weights (~810 GB) + 32 x 42.9 GB of the *70B* model's KV, / 80 GB.
+    w405 = tk.weight_bytes(m405, "bf16")
+    assert w405 / GB == pytest.approx(811.7, abs=0.1)
+    kv70 = tk.kv_cache_bytes(tk.model("llama-3.1-70b"), 131_072, batch=32)
+    source = (w405 + kv70) / h100.mem_capacity_bytes
+    assert source == pytest.approx(27.3, abs=0.05)
+    assert int(source) == 27                       # the source's "~27"
+    assert -(-int(source + 1) // 8) * 8 == 32      # "~32 in multiples of 8"
+    # Correct: 405B's own KV is 2*126*8*128*2 = 516,096 B/token.
+    assert tk.kv_bytes_per_token(m405) == 516_096
+    need = tk.devices_needed(m405, h100, 32, 131_072, usable_memory_fraction=1.0)
+    assert need == pytest.approx((811.7 + 2164.6) / 80, abs=0.01)   # 37.2
+    assert tk.min_devices(m405, h100, 32, 131_072, usable_memory_fraction=1.0) == 38
+    assert tk.min_devices(m405, h100, 32, 131_072, usable_memory_fraction=1.0,
+                          multiple_of=8) == 40
+
+
+def test_S16_weight_format_decides_devices_and_kv_room(l70, h100):
+    # FP16: ~140 GB, two 80 GB H100s just to load it; FP8: ~70 GB, one H100.
+    assert tk.weight_bytes(l70, "fp16") / GB == pytest.approx(140, rel=0.01)
+    assert tk.min_devices(l70, h100, 1, 0, weight_dtype="fp16", usable_memory_fraction=1.0) == 2
+    assert tk.weight_bytes(l70, "fp8") / GB == pytest.approx(70, rel=0.01)
+    assert tk.min_devices(l70, h100, 1, 0, weight_dtype="fp8", usable_memory_fraction=1.0) == 1
+    # Every byte saved on weights becomes KV room: at 8K context, 80 - 70.55 = 9.45 GB holds
+    # floor(9.45e9 / (8192 * 327,680)) = 3 sequences.
+    d = tk.Deployment(l70, h100, weight_dtype="fp8", usable_memory_fraction=1.0,
+                      workspace_bytes=0)
+    assert tk.max_batch(d, 8192) == int((80e9 - 70.5537e9) // (8192 * 327_680)) == 3
+
+
+def test_S17_nvfp4_and_mxfp4_bits_and_the_18x_cut(l70):
+    assert tk.dtype("nvfp4").bits == 4 + 8 / 16 == 4.5
+    assert tk.dtype("mxfp4").bits == 4 + 8 / 32 == 4.25
+    ratio = tk.weight_bytes(l70, "fp8") / tk.weight_bytes(l70, "nvfp4")
+    assert ratio == pytest.approx(8 / 4.5, rel=1e-9)   # 1.78 ~ "1.8x"
+    assert round(ratio, 1) == 1.8
