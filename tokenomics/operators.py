@@ -86,8 +86,8 @@ def expected_active_experts(num_experts: int, top_k: int, tokens: Any) -> Any:
     --------
     >>> expected_active_experts(256, 8, 1)
     8.0
-    >>> round(expected_active_experts(256, 8, 64), 1)   # DeepSeek-V3 at batch 64
-    221.7
+    >>> round(expected_active_experts(256, 8, 64), 1)   # 256 (1 - (248/256)^64), DeepSeek-V3
+    222.4
     """
     if not (1 <= top_k <= num_experts):
         raise TokenomicsError(f"top_k must be in [1, num_experts={num_experts}], got {top_k}")
@@ -99,7 +99,7 @@ def _distinct_experts(num_experts: int, top_k: int, n: Any) -> Any:
     """Unvalidated :func:`expected_active_experts` (n may be fractional)."""
     if top_k >= num_experts:
         return np.full_like(np.asarray(n, float), float(num_experts))
-    return num_experts * -np.expm1(np.asarray(n, float) * np.log1p(-top_k / num_experts))
+    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** np.asarray(n, float))
 
 
 def _span_sum(kind: str, window: float, n: np.ndarray) -> np.ndarray:

@@ -201,8 +201,8 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     >>> import tokenomics as tk
     >>> d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     >>> r = tk.decode(d, batch=1, context_tokens=1024)
-    >>> r.bound, round(r.step_time_s * 1e3, 2)   # ~16.1 GB of weights / 3.35 TB/s
-    ('memory', 4.84)
+    >>> r.bound, round(r.step_time_s * 1e3, 2)   # (15.0 GB weights + 0.13 GB KV) / 3.35 TB/s
+    ('memory', 4.52)
     """
     _check_oom(on_oom)
     B = V.counts(batch, "batch")

@@ -105,7 +105,7 @@ def registry() -> Any:
     >>> ureg = registry()
     >>> round(ureg.Quantity(3.35, "TB/s").m_as("B/s"))
     3350000000000
-    >>> ureg.Quantity(1, "GiB").m_as("B")
+    >>> float(ureg.Quantity(1, "GiB").m_as("B"))
     1073741824.0
     """
     import pint
