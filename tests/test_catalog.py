@@ -1,0 +1,167 @@
+"""Catalog loading and validation: every bundled file loads; broken copies are rejected with the
+file and the field in the message."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.catalog import catalog_dir, default_catalog, load_catalog
+
+HW_IDS = ("a100-80gb h100-sxm h100-pcie h800 h200 b200 b300 gb200 gb300 l40s rubin mi300x "
+          "mi325x mi355x tpu-v5e tpu-v5p tpu-v6e tpu-ironwood gaudi3 trainium2 groq-lpu "
+          "cerebras-wse3 bertha").split()
+MODEL_IDS = ("llama-2-13b llama-2-70b llama-3.1-8b llama-3.1-70b llama-3.1-405b llama-3.3-70b "
+             "llama-4-scout llama-4-maverick deepseek-v3 kimi-k2 qwen3-32b qwen3-235b-a22b "
+             "qwen3-30b-a3b mixtral-8x7b mixtral-8x22b gpt-oss-20b gpt-oss-120b gemma-3-27b "
+             "mistral-large-2 opt-13b").split()
+
+
+def test_bundled_catalog_has_every_required_entry():
+    cat = default_catalog()
+    assert set(HW_IDS) <= set(cat.hardware)
+    assert set(MODEL_IDS) <= set(cat.models)
+
+
+def test_every_number_has_a_resolvable_source():
+    cat = default_catalog()
+    for h in cat.hardware.values():
+        assert h.sources, h.id
+        assert set(h.sources.values()) <= set(cat.sources), h.id
+        for p in h.prices:
+            assert p.source in cat.sources and p.date
+    for m in cat.models.values():
+        assert {"config", "official.total_params", "weights"} <= set(m.sources), m.id
+        assert set(m.sources.values()) <= set(cat.sources), m.id
+
+
+def test_statuses_and_conventions():
+    assert tk.hardware("rubin").status == "announced"
+    assert tk.hardware("bertha").status == "unverified"
+    # NVLink 4 is quoted as 900 GB/s bidirectional: stored per direction.
+    assert tk.hardware("h100-sxm").scale_up_bw_bytes_per_s == 450e9
+    # NIC line rate 400 Gb/s per direction = 50 GB/s.
+    assert tk.hardware("h100-sxm").scale_out_bw_bytes_per_s == 50e9
+    # GiB where the vendor says GiB: Trainium2 96 GiB.
+    assert tk.hardware("trainium2").mem_capacity_bytes == 96 * 2**30
+    # Dense, not sparse: B200 FP4 9 PFLOP/s dense (18 with sparsity).
+    assert tk.hardware("b200").peak("nvfp4") == 9000e12
+    assert tk.hardware("gb200").scale_up_domain_size == 72
+
+
+def test_mi355x_fp4_ridge():
+    # 10,066.3 TFLOP/s dense FP4 / 8 TB/s = 1258 FLOP/B.
+    assert tk.ridge_point(tk.hardware("mi355x"), "mxfp4") == pytest.approx(10066.3 / 8, rel=1e-6)
+
+
+def test_not_published_raises_clearly():
+    with pytest.raises(tk.NotPublishedError, match=r"h100-sxm: dense fp4 peak is not supported"):
+        tk.hardware("h100-sxm").peak("nvfp4")
+
+
+def test_lookup_aliases_and_errors():
+    assert tk.hardware("H100").id == "h100-sxm"
+    assert tk.model("deepseek-ai/DeepSeek-R1").id == "deepseek-v3"
+    with pytest.raises(tk.UnknownEntryError, match=r"unknown hardware 'h1000'.*did you mean"):
+        tk.hardware("h1000")
+    with pytest.raises(tk.UnknownEntryError, match=r"unknown model 'llama-9'"):
+        tk.model("llama-9")
+
+
+def test_tables_are_numeric_and_unit_suffixed(tmp_path):
+    t = tk.hardware_table()
+    assert len(t) >= len(HW_IDS)
+    assert t["mem_bw_tb_per_s"].dtype.kind == "f"
+    t.to_csv(tmp_path / "hw.csv", index=False)
+    text = (tmp_path / "hw.csv").read_text()
+    assert "GB" not in text.splitlines()[1].split(",")[5]  # numbers, not "80GB"
+    m = tk.model_table()
+    assert m.set_index("id").loc["deepseek-v3", "kv_bytes_per_token_bf16"] == 70_272
+
+
+# ---- broken copies ------------------------------------------------------------------------
+@pytest.fixture()
+def cat_copy(tmp_path):
+    hw = tmp_path / "hw"
+    md = tmp_path / "md"
+    hw.mkdir()
+    md.mkdir()
+    src = catalog_dir("hardware_catalog")
+    shutil.copy(src / "sources.toml", hw / "sources.toml")
+    shutil.copy(src / "h100-sxm.toml", hw / "h100-sxm.toml")
+    msrc = catalog_dir("model_catalog")
+    shutil.copy(msrc / "sources.toml", md / "sources.toml")
+    shutil.copy(msrc / "llama-3.1-8b.toml", md / "llama-3.1-8b.toml")
+    return hw, md
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_copy_loads(cat_copy):
+    cat = load_catalog(*cat_copy)
+    assert set(cat.hardware) == {"h100-sxm"} and set(cat.models) == {"llama-3.1-8b"}
+
+
+@pytest.mark.parametrize("old, new, field, why", [
+    ('bandwidth = { value = 3.35, unit = "TB/s"', 'bandwidth = { value = 3.35, unit = "TFLOP/s"',
+     "memory.bandwidth.unit", "dimension"),
+    ('source = "glennklockwood-h100", note = "SXM5; NVIDIA',
+     'source = "nowhere", note = "SXM5; NVIDIA', "memory.bandwidth.source", "not in the bibliography"),
+    ('type = "HBM3"', 'type = "HBM3"\ncolour = "green"', "memory.colour", "unknown key"),
+    ('capacity = { value = 80, unit = "GB"', 'capacity = { value = 80000, unit = "TB"',
+     "memory.capacity", "implausible"),
+    ('convention = "dense"', 'convention = "sparse"', "compute.convention", "dense"),
+    ('bf16 = { value = 989.4', 'bf16 = { value = 9894.0', "compute.fp8", "sparse/dense"),
+    ('capacity = { value = 80, unit = "GB", source = "glennklockwood-h100" }', '',
+     "memory.capacity", "required key is missing"),
+    ('direction = "bidirectional"', 'direction = "both"', "scale_up.bandwidth.direction", "one of"),
+    ('fp6 = "not supported"', 'fp6 = "unknown"', "compute.fp6", "not allowed"),
+    ('id = "h100-sxm"', 'id = "h100"', "id", "file name stem"),
+    ('date = "2024-12"', 'date = "Dec 2024"', "prices[1].date", "YYYY"),
+])
+def test_broken_hardware_file_rejected(cat_copy, old, new, field, why):
+    hw, md = cat_copy
+    _edit(hw / "h100-sxm.toml", old, new)
+    with pytest.raises(tk.CatalogError) as exc:
+        load_catalog(hw, md)
+    msg = str(exc.value)
+    assert "h100-sxm.toml" in msg and f"field {field}" in msg and why in msg, msg
+
+
+@pytest.mark.parametrize("old, new, where, why", [
+    ('num_key_value_heads = 8', '', "num_key_value_heads", None),  # default = MHA: loads
+    ('hidden_size = 4096', 'hidden_size = "big"', "hidden_size", "non-negative integer"),
+    ('num_hidden_layers = 32', '', "num_hidden_layers", "required key"),
+    ('dtype = "bf16"', 'dtype = "bf17"', "weights.dtype", "unknown numeric format"),
+    ('schema = 1', 'schema = 2', "schema", "must be 1"),
+])
+def test_broken_model_file_rejected(cat_copy, old, new, where, why):
+    hw, md = cat_copy
+    _edit(md / "llama-3.1-8b.toml", old, new)
+    if why is None:
+        assert load_catalog(hw, md).models["llama-3.1-8b"].attention.kind == "MHA"
+        return
+    with pytest.raises(tk.CatalogError) as exc:
+        load_catalog(hw, md)
+    msg = str(exc.value)
+    assert "llama-3.1-8b.toml" in msg and where in msg and why in msg, msg
+
+
+def test_malformed_toml_and_bad_source_entry(cat_copy):
+    hw, md = cat_copy
+    (hw / "broken.toml").write_text("schema = 1\nid = [\n")
+    with pytest.raises(tk.CatalogError, match=r"broken.toml: not valid TOML"):
+        load_catalog(hw, md)
+    (hw / "broken.toml").unlink()
+    with (hw / "sources.toml").open("a") as fh:
+        fh.write('\n[no-url]\ntitle = "x"\npublisher = "y"\naccessed = "2026-01-01"\n'
+                 'kind = "datasheet"\n')
+    with pytest.raises(tk.CatalogError, match=r"sources.toml: \[no-url\].url: missing"):
+        load_catalog(hw, md)

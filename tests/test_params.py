@@ -1,0 +1,73 @@
+"""Parameter counts computed from each catalog architecture vs the vendors' official counts."""
+
+from __future__ import annotations
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.catalog import default_catalog
+
+MODELS = sorted(default_catalog().models)
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_total_params_within_2pct_of_official(model_id):
+    m = tk.model(model_id)
+    assert m.official_total_params, f"{model_id} has no official total"
+    assert tk.param_count(m) == pytest.approx(m.official_total_params, rel=0.02)
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_active_params_within_2pct_of_official(model_id):
+    m = tk.model(model_id)
+    active = tk.param_count(m, active=True,
+                            include_embedding=m.official_active_include_embedding)
+    assert active == pytest.approx(m.official_active_params, rel=0.02)
+
+
+def test_llama31_70b_by_hand():
+    # Embedding and LM head 128,256 x 8192 each; per layer: attention 8192 x (64+8+8) x 128
+    # + 64 x 128 x 8192, FFN 3 x 8192 x 28672, two RMSNorms; final norm.
+    m = tk.model("llama-3.1-70b")
+    per_layer = 8192 * 80 * 128 + 64 * 128 * 8192 + 3 * 8192 * 28672 + 2 * 8192
+    expected = 2 * 128_256 * 8192 + 80 * per_layer + 8192
+    assert tk.param_count(m) == expected
+
+
+def test_deepseek_v3_moe_and_mla_by_hand():
+    m = tk.model("deepseek-v3")
+    h = 7168
+    mla = (h * 1536 + 1536 + 1536 * 128 * 192 + h * (512 + 64) + 512
+           + 512 * 128 * (128 + 128) + 128 * 128 * h)
+    expert = 3 * h * 2048
+    b = tk.param_breakdown(m)
+    assert b["attention"] == 61 * mla
+    assert b["dense_ffn"] == 3 * 3 * h * 18432
+    assert b["routed_experts"] == 58 * 256 * expert
+    assert b["shared_experts"] == 58 * 1 * expert
+    assert b["router"] == 58 * (256 * h + 256)  # + e_score_correction_bias
+    # Active: 8 of 256 routed experts per MoE layer.
+    assert tk.param_count(m) - tk.param_count(m, active=True) == 58 * (256 - 8) * expert
+
+
+def test_gpt_oss_active_convention_excludes_input_embedding():
+    # Model card: 5.13B active for 120b, counting the unembedding but not the embedding.
+    m = tk.model("gpt-oss-120b")
+    emb = 201_088 * 2880
+    with_emb = tk.param_count(m, active=True)
+    assert with_emb - tk.param_count(m, active=True, include_embedding=False) == emb
+    assert with_emb == pytest.approx(5.13e9 + emb, rel=0.01)
+
+
+def test_dense_model_active_equals_total():
+    m = tk.model("qwen3-32b")
+    assert tk.param_count(m, active=True) == tk.param_count(m)
+
+
+def test_moe_layer_patterns():
+    # Llama 4 Maverick interleaves MoE every 2nd layer; Scout every layer.
+    assert tk.model("llama-4-maverick").num_moe_layers == 24
+    assert tk.model("llama-4-scout").num_moe_layers == 48
+    # DeepSeek-V3: first 3 layers dense; Kimi K2: first 1.
+    assert tk.model("deepseek-v3").num_dense_layers == 3
+    assert tk.model("kimi-k2").num_dense_layers == 1
