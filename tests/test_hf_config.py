@@ -1,0 +1,103 @@
+"""model_from_hf_config: reads any HF config.json into the same spec as the catalog."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.catalog import default_catalog
+
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+         "vocab_size": 128256, "max_position_embeddings": 131072,
+         "tie_word_embeddings": False}
+
+
+def test_catalog_models_round_trip_through_their_own_config():
+    # A catalog file's [config] table is the model's config.json: parsing it again gives the
+    # same architecture.
+    for m in default_catalog().models.values():
+        again = tk.model_from_hf_config(dict(m.config), id=m.id, name=m.name,
+                                        weight_dtype=m.weight_dtype,
+                                        expert_dtype=m.expert_dtype)
+        assert tk.param_count(again) == tk.param_count(m), m.id
+        assert tk.kv_bytes_per_token(again) == tk.kv_bytes_per_token(m), m.id
+        assert again.layer_window == m.layer_window, m.id
+
+
+def test_reads_a_config_json_file(tmp_path):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**LLAMA, "_name_or_path": "meta-llama/Llama-3.1-8B"}))
+    m = tk.model_from_hf_config(p)
+    assert m.id == "llama-3.1-8b"
+    assert tk.param_count(m) == tk.param_count(tk.model("llama-3.1-8b"))
+
+
+def test_mla_is_not_faked_as_gqa():
+    m = tk.model("deepseek-v3")
+    assert m.attention.kind == "MLA"
+    # (kv_lora_rank 512 + qk_rope 64) x 61 layers x 2 B, not 2 x 128 heads x 192 x ... as GQA.
+    assert tk.kv_bytes_per_token(m) == (512 + 64) * 61 * 2
+
+
+def test_window_patterns():
+    g = tk.model("gemma-3-27b")       # 5 local (1024) : 1 global
+    assert dict(((k, w), n) for k, w, n in g.window_groups()) == {
+        ("sliding", 1024.0): 52, ("full", float("inf")): 10}
+    o = tk.model("gpt-oss-120b")      # alternating sliding 128 (even layers) / full
+    assert o.layer_window[:4] == (128, 0, 128, 0)
+    s = tk.model("llama-4-scout")     # chunked 8192 on RoPE layers, every 4th layer global
+    assert s.layer_window_kind[:4] == ("chunked", "chunked", "chunked", "full")
+    assert sum(1 for k in s.layer_window_kind if k == "full") == 12
+
+
+def test_gpt_oss_experts_in_mxfp4():
+    m = tk.model("gpt-oss-120b")
+    assert m.expert_dtype == "mxfp4" and m.weight_dtype == "bf16"
+    # Routed experts at 4.25 bits, everything else at 16 bits.
+    b = tk.param_breakdown(m)
+    rest = sum(v for k, v in b.items() if k != "routed_experts")
+    assert tk.weight_bytes(m) == pytest.approx(rest * 2 + b["routed_experts"] * 4.25 / 8)
+    assert tk.weight_bytes(m) / 1e9 == pytest.approx(65, abs=2)  # ~61-65 GB checkpoint
+
+
+def test_unknown_model_type_with_standard_keys_reads_as_llama_style():
+    m = tk.model_from_hf_config({**LLAMA, "model_type": "my_llama"})
+    assert "generic Llama-style" in m.notes
+    assert tk.param_count(m) == tk.param_count(tk.model_from_hf_config(LLAMA))
+
+
+def test_unknown_model_type_with_unmodelled_keys_is_an_error():
+    with pytest.raises(tk.CatalogError, match=r"model_type 'jamba'.*num_experts"):
+        tk.model_from_hf_config({**LLAMA, "model_type": "jamba", "num_experts": 16})
+
+
+@pytest.mark.parametrize("cfg, match", [
+    ({k: v for k, v in LLAMA.items() if k != "hidden_size"}, r"required key 'hidden_size'"),
+    ({**LLAMA, "num_attention_heads": 30}, r"not a multiple of num_key_value_heads"),
+    ({**LLAMA, "layer_types": ["linear_attention"] * 32}, r"layer_types\[0\].*not interpreted"),
+    ({**LLAMA, "num_hidden_layers": -2}, r"non-negative integer"),
+    ([1, 2], r"must be a mapping"),
+])
+def test_clear_errors(cfg, match):
+    with pytest.raises(tk.CatalogError, match=match):
+        tk.model_from_hf_config(cfg)
+
+
+def test_missing_and_invalid_files(tmp_path):
+    with pytest.raises(tk.CatalogError, match="no such file"):
+        tk.model_from_hf_config(tmp_path / "nope.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(tk.CatalogError, match="not valid JSON"):
+        tk.model_from_hf_config(bad)
+
+
+def test_opt_projection_variant_is_rejected():
+    with pytest.raises(tk.CatalogError, match="word_embed_proj_dim"):
+        tk.model_from_hf_config({"model_type": "opt", "hidden_size": 1024, "ffn_dim": 4096,
+                                 "num_hidden_layers": 24, "num_attention_heads": 16,
+                                 "word_embed_proj_dim": 512, "vocab_size": 50272,
+                                 "max_position_embeddings": 2048})
