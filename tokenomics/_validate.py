@@ -28,9 +28,9 @@ def counts(x: Any, name: str, minimum: float = 1, unit: str = "count") -> np.nda
         raise TokenomicsError(f"{name} is empty; give at least one value")
     bad = ~np.isfinite(arr) | (arr < minimum) | (arr != np.floor(arr))
     if bad.any():
-        first = arr[bad].flat[0]
+        first = fmt(arr[bad].flat[0])
         raise TokenomicsError(
-            f"{name} must be a whole number >= {minimum:g}, got {first!r}"
+            f"{name} must be a whole number >= {minimum:g}, got {first}"
             + (f" (and {int(bad.sum()) - 1} more invalid values)" if bad.sum() > 1 else ""))
     return arr
 
@@ -40,7 +40,7 @@ def positive(x: Any, name: str, unit: str) -> np.ndarray:
     arr = to_array(as_magnitude(x, unit, name), name)
     bad = ~np.isfinite(arr) | (arr <= 0)
     if bad.any():
-        raise TokenomicsError(f"{name} must be > 0 [{unit}], got {arr[bad].flat[0]!r}")
+        raise TokenomicsError(f"{name} must be > 0 [{unit}], got {fmt(arr[bad].flat[0])}")
     return arr
 
 
@@ -49,7 +49,7 @@ def non_negative(x: Any, name: str, unit: str) -> np.ndarray:
     arr = to_array(as_magnitude(x, unit, name), name)
     bad = ~np.isfinite(arr) | (arr < 0)
     if bad.any():
-        raise TokenomicsError(f"{name} must be >= 0 [{unit}], got {arr[bad].flat[0]!r}")
+        raise TokenomicsError(f"{name} must be >= 0 [{unit}], got {fmt(arr[bad].flat[0])}")
     return arr
 
 
@@ -64,6 +64,12 @@ def context_within(model: Any, context: np.ndarray, allow_beyond: bool,
             f"{name}={context[over].flat[0]:g} exceeds {model.id}'s maximum context of "
             f"{model.max_context} tokens (max_position_embeddings); pass "
             "allow_beyond_max_context=True to extrapolate")
+
+
+def fmt(v: Any) -> str:
+    """A number as a person writes it: 3, 1.5, nan."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() else f"{v:g}"
 
 
 def scalar_or_array(x: np.ndarray) -> Any:

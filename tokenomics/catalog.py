@@ -488,7 +488,7 @@ def _lookup(name: Any, table: Mapping[str, Any], aliases: Mapping[str, str], wha
     if key in aliases:
         return table[aliases[key]]
     close = difflib.get_close_matches(key, list(aliases), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "."
     raise UnknownEntryError(f"unknown {what} {name!r}{hint} Known ids: "
                             f"{', '.join(sorted(table))}")
 

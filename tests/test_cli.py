@@ -1,0 +1,59 @@
+"""The tokenomics command line: tables, CSV/JSON output, one-line errors with status 2."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from tokenomics.cli import main
+
+
+def test_decode_csv_and_json(tmp_path, capsys):
+    csv, js = tmp_path / "d.csv", tmp_path / "d.json"
+    rc = main(["decode", "llama-3.1-8b", "h100-sxm", "--batch", "1", "8", "--context", "1024",
+               "--csv", str(csv), "--json", str(js)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "pure roofline bound" in out
+    df = pd.read_csv(csv)
+    assert list(df.batch) == [1, 8] and df.step_time_s.dtype.kind == "f"
+    assert json.loads(js.read_text())[0]["context_tokens"] == 1024
+
+
+def test_fit_reports_every_term(capsys):
+    assert main(["fit", "llama-3.1-405b", "h100-sxm", "--batch", "32", "--context", "131072",
+                 "--usable-fraction", "1", "--multiple-of", "8"]) == 0
+    out = capsys.readouterr().out
+    for col in ("weights_gb", "kv_gb", "workspace_gb", "reserve_gb", "usable_gb", "max_batch",
+                "min_devices"):
+        assert col in out
+    assert " 40" in out.splitlines()[-1]   # S15: 38 -> 40 in multiples of 8
+
+
+@pytest.mark.parametrize("args", [["hardware"], ["hardware", "h200"], ["models"],
+                                  ["models", "gpt-oss-120b"],
+                                  ["prefill", "llama-3.1-8b", "h100", "--prompt", "4096"],
+                                  ["roofline", "llama-3.1-70b", "h100", "--tp", "4"]])
+def test_commands_run(args, capsys):
+    assert main(args) == 0
+    assert capsys.readouterr().out.strip()
+
+
+@pytest.mark.parametrize("args, match", [
+    (["decode", "nope", "h100"], "unknown model 'nope'"),
+    (["decode", "llama-3.1-8b", "h100", "--batch", "0"], "batch must be a whole number >= 1"),
+    (["decode", "llama-3.1-8b", "h100", "--weight-dtype", "fp7"], "unknown numeric format"),
+    (["decode", "llama-3.1-8b", "h100", "--context", "999999"], "maximum context"),
+])
+def test_bad_input_one_line_status_2(args, match, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_argparse_errors_are_one_line():
+    with pytest.raises(SystemExit) as exc:
+        main(["decode"])
+    assert exc.value.code == 2
