@@ -328,7 +328,8 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
         date = p["date"]
         if not isinstance(date, str) or not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
             raise f.err(fld + ".date", f"{date!r} must be YYYY, YYYY-MM or YYYY-MM-DD")
-        prices.append(Price(usd=float(usd), per_hour=per_hour, tier=p["tier"], date=date,
+        assert usd is not None  # a dict entry, never "not published"
+        prices.append(Price(usd=usd, per_hour=per_hour, tier=p["tier"], date=date,
                             source=p["source"], note=str(p.get("note", ""))))
 
     # Cross-field plausibility: a lower-precision format is never slower on the same chip.

@@ -120,8 +120,8 @@ def cmd_hardware(a: argparse.Namespace) -> None:
     for k, v in h.peak_flop_per_s.items():
         vals[f"compute.{k}_dense_tflop_per_s"] = v / 1e12
         srcs[f"compute.{k}_dense_tflop_per_s"] = h.sources.get(f"compute.{k}", "")
-    for k, v in h.unavailable.items():
-        vals[k] = v
+    for k, why in h.unavailable.items():
+        vals[k] = why
     for label, field, scale, key in [
         ("memory.capacity_gb", "mem_capacity_bytes", 1e9, "memory.capacity"),
         ("memory.bandwidth_tb_per_s", "mem_bw_bytes_per_s", 1e12, "memory.bandwidth"),
@@ -136,9 +136,8 @@ def cmd_hardware(a: argparse.Namespace) -> None:
         if v is not None:
             vals[label] = v / scale
             srcs[label] = h.sources.get(key, "")
-    for k in h.peak_flop_per_s:
-        vals[f"ridge_{k}_flop_per_byte"] = ridge_point(h, k if k not in ("fp4", "fp6") else
-                                                       {"fp4": "nvfp4", "fp6": "mxfp6"}[k])
+    for k, v in h.peak_flop_per_s.items():
+        vals[f"ridge_{k}_flop_per_byte"] = v / h.mem_bw_bytes_per_s
     for i, p in enumerate(h.prices):
         label = f"price[{i}] ({p.tier}, {p.date})"
         vals[label] = f"{p.usd:g} USD{'/hour' if p.per_hour else ''}"
@@ -237,7 +236,7 @@ def cmd_roofline(a: argparse.Namespace) -> None:
         t = operator_table(d, a.phase, a.batch[0], prompt_tokens=a.prompt,
                            cached_tokens=a.cached)
     _emit(t, a, f"{a.phase} operators per device: {d.model.id} on {d.hardware.id} "
-          f"(ridge {ridge_point(d.hardware, d.compute_dtype):.1f} FLOP/B at "
+          f"(ridge {ridge_point(d.hardware, str(d.compute_dtype)):.1f} FLOP/B at "
           f"{d.compute_dtype}); {_label(d)}")
 
 

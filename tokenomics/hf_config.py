@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CatalogError
-from .specs import Attention, Model, MoE
+from .specs import Attention, AttentionKind, Model, MoE
 
 _TIE_DEFAULT = {
     "gemma2": True, "gemma3": True, "gemma3_text": True, "opt": True,
@@ -174,7 +174,7 @@ def model_from_hf_config(
         )
     else:
         hd = int(cfg.get("head_dim") or h // nq)
-        kind = "MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA")
+        kind: AttentionKind = "MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA")
         qkv_bias = bool(cfg.get("attention_bias", False)) or fam in ("qwen2", "qwen2_moe")
         o_bias = bool(cfg.get("attention_bias", False))
         att = Attention(
@@ -260,22 +260,28 @@ def _layer_windows(cfg: Mapping[str, Any], fam: str, L: int,
                                    "(expected full_attention, sliding_attention or "
                                    "chunked_attention)")
         return w, k
+    if fam in ("gpt_oss", "gemma2", "gemma3") and not sw:
+        raise CatalogError(f"{where}: model_type {fam!r} uses sliding-window layers but "
+                           "sliding_window is not set")
     if fam == "gpt_oss":
         # Reference implementation: sliding window on even layers.
-        return ([int(sw) if i % 2 == 0 else 0 for i in range(L)],
+        return ([int(sw) if i % 2 == 0 else 0 for i in range(L)],  # type: ignore[arg-type]
                 ["sliding" if i % 2 == 0 else "full" for i in range(L)])
     if fam in ("gemma3",):
         pattern = int(cfg.get("sliding_window_pattern", 6))
         slid = [(i + 1) % pattern != 0 for i in range(L)]
-        return ([int(sw) if s else 0 for s in slid], ["sliding" if s else "full" for s in slid])
+        return ([int(sw) if s else 0 for s in slid],  # type: ignore[arg-type]
+                ["sliding" if s else "full" for s in slid])
     if fam == "gemma2":
         slid = [i % 2 == 0 for i in range(L)]
-        return ([int(sw) if s else 0 for s in slid], ["sliding" if s else "full" for s in slid])
+        return ([int(sw) if s else 0 for s in slid],  # type: ignore[arg-type]
+                ["sliding" if s else "full" for s in slid])
     if fam == "llama4":
         nrl = cfg.get("no_rope_layers")
         if not nrl:
             interval = int(cfg.get("no_rope_layer_interval", cfg.get("nope_layer_interval", 4)))
             nrl = [int((i + 1) % interval != 0) for i in range(L)]
+        nrl = list(nrl)
         if len(nrl) != L:
             raise CatalogError(f"{where}: no_rope_layers has {len(nrl)} entries, expected {L}")
         if chunk:

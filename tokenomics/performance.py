@@ -129,8 +129,12 @@ def _time(dep: Deployment, costs: list[OpCost], shard: int) -> dict[str, Any]:
     peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
     bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
     per_op = {}
-    total_c = total_m = roof = t_compute_bound = 0.0
-    flops = bytes_ = 0.0
+    total_c: Any = 0.0
+    total_m: Any = 0.0
+    roof: Any = 0.0
+    t_compute_bound: Any = 0.0
+    flops: Any = 0.0
+    bytes_: Any = 0.0
     for op in costs:
         tc = op.flops / (shard * peak)
         tm = op.bytes / (shard * bw)

@@ -10,9 +10,10 @@ physics lives in the pure-function modules (:mod:`tokenomics.kv`, :mod:`tokenomi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 
@@ -431,11 +432,12 @@ class Deployment:
     tp: int = 1
     pp: int = 1
     ep: int = 1
-    weight_dtype: str | None = None
-    expert_dtype: str | None = None
+    # None selects the documented default; after construction each is a canonical name.
+    weight_dtype: str = None  # type: ignore[assignment]
+    expert_dtype: str = None  # type: ignore[assignment]
     kv_dtype: str = "bf16"
     act_dtype: str = "bf16"
-    compute_dtype: str | None = None
+    compute_dtype: str = None  # type: ignore[assignment]
     efficiency: Efficiency = ROOFLINE
     usable_memory_fraction: float = 0.9
     runtime_reserve_bytes: float = 0.0

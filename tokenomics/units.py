@@ -110,7 +110,7 @@ def registry() -> Any:
     """
     import pint
 
-    ureg = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=False)
+    ureg: Any = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=False)
     for line in _DEFINITIONS.strip().splitlines():
         ureg.define(line)
     return ureg
