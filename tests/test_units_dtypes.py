@@ -46,3 +46,18 @@ def test_peak_each_format_runs_at():
 def test_unknown_format():
     with pytest.raises(tk.UnknownEntryError, match=r"unknown numeric format 'fp5'.*known"):
         tk.dtype("fp5")
+
+
+def test_quantities_at_the_boundary():
+    Q = tk.Q_
+    hw = tk.Hardware(id="what-if", name="H100 with 5 TB/s",
+                     peak_flop_per_s={"bf16": Q(989.4, "TFLOP/s")},
+                     mem_capacity_bytes=Q(80, "GB"), mem_bw_bytes_per_s=Q(5, "TB/s"))
+    assert hw.mem_bw_bytes_per_s == 5e12 and hw.peak("bf16") == 989.4e12
+    assert tk.roofline_time(Q(2, "TFLOP"), Q(1, "GB"), Q(1, "PFLOP/s"), Q(1, "TB/s")) == 2e-3
+    d = tk.Deployment("llama-3.1-8b", hw, runtime_reserve_bytes=Q(2, "GiB"),
+                      efficiency=tk.Efficiency(step_overhead_s=Q(3, "ms")))
+    assert d.runtime_reserve_bytes == 2 * 2**30 and d.efficiency.step_overhead_s == 3e-3
+    with pytest.raises(tk.UnitError, match="mem_bw_bytes_per_s has unit"):
+        tk.Hardware(id="x", name="x", peak_flop_per_s={"bf16": 1e15},
+                    mem_capacity_bytes=80e9, mem_bw_bytes_per_s=Q(5, "TFLOP/s"))

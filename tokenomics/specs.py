@@ -19,6 +19,7 @@ import numpy as np
 
 from .dtypes import PEAK_KEYS, DType, dtype
 from .errors import NotPublishedError, TokenomicsError
+from .units import as_magnitude
 
 AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
 WindowKind = Literal["full", "sliding", "chunked"]
@@ -27,6 +28,19 @@ WindowKind = Literal["full", "sliding", "chunked"]
 # --------------------------------------------------------------------------------------------
 # Hardware
 # --------------------------------------------------------------------------------------------
+_HARDWARE_UNITS = {
+    "mem_capacity_bytes": "B", "mem_bw_bytes_per_s": "B/s", "sram_bytes": "B",
+    "scale_up_bw_bytes_per_s": "B/s", "scale_up_latency_s": "s",
+    "scale_out_bw_bytes_per_s": "B/s", "scale_out_latency_s": "s", "tdp_w": "W",
+}
+
+
+def _coerce(obj: Any, units: Mapping[str, str]) -> None:
+    """Convert pint Quantities given for the named fields to floats in their unit."""
+    for name, unit in units.items():
+        v = getattr(obj, name)
+        if v is not None and hasattr(v, "units"):
+            object.__setattr__(obj, name, float(as_magnitude(v, unit, name)))
 @dataclass(frozen=True)
 class Price:
     """A dated price of one device.
@@ -112,7 +126,10 @@ class Hardware:
     path: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "peak_flop_per_s", MappingProxyType(dict(self.peak_flop_per_s)))
+        _coerce(self, _HARDWARE_UNITS)
+        peaks = {k: as_magnitude(v, "flop/s", f"peak_flop_per_s[{k!r}]")
+                 for k, v in dict(self.peak_flop_per_s).items()}
+        object.__setattr__(self, "peak_flop_per_s", MappingProxyType(peaks))
         for k, v in self.peak_flop_per_s.items():
             if k not in PEAK_KEYS:
                 raise TokenomicsError(f"hardware {self.id!r}: unknown compute key {k!r}; "
@@ -365,6 +382,7 @@ class Efficiency:
     layer_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
+        _coerce(self, {"step_overhead_s": "s", "layer_overhead_s": "s"})
         for name in ("mfu", "mbu"):
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
@@ -446,6 +464,7 @@ class Deployment:
     kv_shard: str = "heads"
 
     def __post_init__(self) -> None:
+        _coerce(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
         if self.kv_shard not in ("heads", "all"):
             raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
         if isinstance(self.model, str):
