@@ -113,13 +113,18 @@ class StepResult:
         return self.time_s
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy DataFrame, one row per point, unit-suffixed columns."""
+        """Tidy DataFrame, one row per point, unit-suffixed columns.
+
+        Besides ``time_s`` it carries the phase's own name for it: ``step_time_s`` (decode)
+        or ``ttft_s`` (prefill, midfill).
+        """
         shape = np.shape(self.time_s)
         cols: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
             cols[f.name] = np.ravel(np.broadcast_to(v, shape)) if f.name != "phase" else \
                 [v] * int(np.prod(shape))
+        cols["step_time_s" if self.phase == "decode" else "ttft_s"] = cols["time_s"]
         return pd.DataFrame(cols)
 
 
