@@ -101,6 +101,10 @@ def model_from_hf_config(
     CatalogError
         When a required key is missing or a key cannot be interpreted; the message names it.
 
+    References
+    ----------
+    .. [1] Hugging Face transformers, configuration_<arch>.py (v4.57).
+
     Examples
     --------
     >>> m = model_from_hf_config({"model_type": "llama", "hidden_size": 4096,

@@ -35,6 +35,20 @@ from .specs import Model
 def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
     """KV bytes one token stores in one layer [B/token/layer].
 
+    Parameters
+    ----------
+    model : Model
+    kv_dtype : str
+
+    Returns
+    -------
+    float
+        :math:`n_{kv}(d_k + d_v) b` (standard) or :math:`(r_{kv} + d_{rope}) b` (MLA) [B].
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434, 2024 (MLA latent cache).
+
     Examples
     --------
     >>> from tokenomics.catalog import model
@@ -64,6 +78,11 @@ def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:
     -------
     float
         [B/token]
+
+    References
+    ----------
+    .. [1] J. Austin et al., "How to Scale Your Model", 2025, "All About Transformer Inference".
+    .. [2] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434, 2024 (MLA latent cache).
 
     Examples
     --------
@@ -109,6 +128,11 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     -----
     :math:`\\text{bytes} = B \\sum_\\ell s_\\ell \\min(C, W_\\ell)` with :math:`s_\\ell` from
     :func:`kv_bytes_per_token_per_layer` and :math:`W_\\ell = \\infty` for full layers.
+
+    References
+    ----------
+    .. [1] I. Beltagy, M. Peters, A. Cohan, "Longformer", arXiv:2004.05150, 2020 (sliding windows).
+    .. [2] Meta, Llama 4 reference code, models/llama4/model.py (attention_chunk_size).
 
     Examples
     --------

@@ -53,6 +53,10 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
     float
         :math:`\\sum_c N_c b_c` over components [B] (block scales included).
 
+    References
+    ----------
+    .. [1] Open Compute Project, "OCP Microscaling Formats (MX) v1.0", 2023 (block-scale bits).
+
     Examples
     --------
     >>> from tokenomics.catalog import model
@@ -146,6 +150,11 @@ def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
     -------
     MemoryFit
 
+    References
+    ----------
+    .. [1] W. Kwon et al., "Efficient Memory Management for Large Language Model Serving with
+           PagedAttention", SOSP 2023, arXiv:2309.06180.
+
     Examples
     --------
     >>> import tokenomics as tk
@@ -210,6 +219,10 @@ def max_batch(dep: Deployment, context_tokens: Any) -> Any:
     batch: :math:`B = \\lfloor (f\\,\\mathrm{cap} - W/n - R - A_0) / (k_{seq} + a_{tok})
     \\rfloor`.
 
+    References
+    ----------
+    .. [1] W. Kwon et al., PagedAttention, SOSP 2023, arXiv:2309.06180.
+
     Examples
     --------
     >>> import tokenomics as tk
@@ -239,11 +252,30 @@ def devices_needed(model: Model, hardware: Hardware, batch: Any, context_tokens:
                    allow_beyond_max_context: bool = False) -> Any:
     """Fractional number of devices whose pooled memory holds weights and KV.
 
+    Parameters
+    ----------
+    model : Model
+    hardware : Hardware
+    batch : int or array_like
+        Concurrent sequences, >= 1.
+    context_tokens : int or array_like
+        Tokens per sequence [token].
+    weight_dtype, kv_dtype : str
+    usable_memory_fraction : float
+        (0, 1].
+    runtime_reserve_bytes, workspace_bytes : float
+        Per device [B].
+    allow_beyond_max_context : bool
+
     Returns
     -------
     float or numpy.ndarray
         :math:`(W + B\\,K(C)) / (f\\,\\mathrm{cap} - R - A)` [devices], KV sharded without
         replication (e.g. tensor parallel up to the KV-head count, pipeline beyond).
+
+    References
+    ----------
+    .. [1] Seed digest S15 (source material) and its reconciliation in docs/physics.md.
 
     Examples
     --------
@@ -298,6 +330,10 @@ def min_devices(model: Model, hardware: Hardware, batch: Any = 1, context_tokens
     -------
     int or numpy.ndarray of int
         :math:`\\lceil n / m \\rceil m` with ``n`` from :func:`devices_needed`.
+
+    References
+    ----------
+    .. [1] Seed digest S15 (source material) and its reconciliation in docs/physics.md.
 
     Examples
     --------

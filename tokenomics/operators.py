@@ -82,6 +82,10 @@ def expected_active_experts(num_experts: int, top_k: int, tokens: Any) -> Any:
     Assumes each token picks k experts uniformly; real routers are less uniform, so fewer
     distinct experts are touched and this is an upper bound on expert bytes for a batch.
 
+    References
+    ----------
+    .. [1] W. Fedus, B. Zoph, N. Shazeer, "Switch Transformers", JMLR 23, 2022.
+
     Examples
     --------
     >>> expected_active_experts(256, 8, 1)

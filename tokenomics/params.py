@@ -97,6 +97,10 @@ def param_breakdown(model: Model) -> dict[str, float]:
         ``embedding`` (token + learned position tables), ``lm_head`` (0 when tied),
         ``attention``, ``norms``, ``dense_ffn``, ``router``, ``shared_experts``,
         ``routed_experts`` (all experts of all MoE layers).
+
+    References
+    ----------
+    .. [1] Hugging Face transformers modelling code of each architecture (tensor shapes).
     """
     h = model.hidden_size
     L = model.num_layers
@@ -138,6 +142,10 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     -------
     float
         Parameters.
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, 2024 (671B/37B).
 
     Examples
     --------

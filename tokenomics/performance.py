@@ -205,6 +205,12 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
         ``step_time_s`` [s], ``tokens_per_s_per_user`` [token/s],
         ``tokens_per_s_per_device`` [token/s], ``bound``... Scalars in, floats out.
 
+    References
+    ----------
+    .. [1] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023,
+           arXiv:2211.05102.
+    .. [2] J. Austin et al., "How to Scale Your Model", 2025, "All About Transformer Inference".
+
     Examples
     --------
     >>> import tokenomics as tk
@@ -248,6 +254,11 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
     StepResult
         ``time_s`` is the TTFT [s] (the step also produces the first token's logits);
         ``phase`` is ``"midfill"`` when any prefix is cached.
+
+    References
+    ----------
+    .. [1] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023,
+           arXiv:2211.05102.
 
     Examples
     --------
@@ -298,6 +309,11 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
         ``bytes``, ``intensity_flop_per_byte``, ``ridge_flop_per_byte``, ``bound``,
         ``compute_time_s``, ``memory_time_s``, ``time_s``, ``time_share`` (per device), and a
         final ``total`` row.
+
+    References
+    ----------
+    .. [1] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023,
+           arXiv:2211.05102.
 
     Examples
     --------

@@ -49,6 +49,11 @@ def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
     NotPublishedError
         If the device has no published dense peak for that format.
 
+    References
+    ----------
+    .. [1] S. Williams, A. Waterman, D. Patterson, "Roofline: an insightful visual performance
+           model for multicore architectures", CACM 52(4), 2009. doi:10.1145/1498765.1498785
+
     Examples
     --------
     >>> from tokenomics.catalog import hardware
@@ -59,7 +64,23 @@ def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
 
 
 def gemm_flops(m: Any, n: Any, k: Any) -> Any:
-    """FLOPs of an (m, k) x (k, n) matrix product: ``2 m n k`` [FLOP] (one MAC = 2 FLOP)."""
+    """FLOPs of an (m, k) x (k, n) matrix product [FLOP].
+
+    Parameters
+    ----------
+    m, n, k : int or array_like
+        Matrix dimensions.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``2 m n k`` [FLOP]: one multiply-accumulate is 2 FLOP.
+
+    References
+    ----------
+    .. [1] J. Austin et al., "How to Scale Your Model", 2025, ch. "A Brief Intro to Roofline".
+           https://jax-ml.github.io/scaling-book/roofline/
+    """
     return V.scalar_or_array(np.asarray(m, float) * np.asarray(n, float) *
                              np.asarray(k, float) * 2.0)
 
@@ -68,8 +89,25 @@ def gemm_bytes(m: Any, n: Any, k: Any, dtype: str = "bf16", weight_dtype: str | 
                include_activations: bool = True) -> Any:
     """Bytes an (m, k) x (k, n) product moves, each operand read or written once [B].
 
-    ``k n`` weight elements at ``weight_dtype`` (default ``dtype``) plus, when
-    ``include_activations``, ``m k`` inputs and ``m n`` outputs at ``dtype``.
+    Parameters
+    ----------
+    m, n, k : int or array_like
+        Matrix dimensions (``k n`` is the weight matrix).
+    dtype : str
+        Activation format (and weight format unless ``weight_dtype`` is given).
+    weight_dtype : str, optional
+    include_activations : bool
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`k n b_w + (m k + m n) b_a` [B] (the activation term only when
+        ``include_activations``).
+
+    References
+    ----------
+    .. [1] J. Austin et al., "How to Scale Your Model", 2025, ch. "A Brief Intro to Roofline".
+           https://jax-ml.github.io/scaling-book/roofline/
     """
     m, n, k = (np.asarray(v, float) for v in (m, n, k))
     w = bytes_per_element(weight_dtype or dtype)
@@ -106,6 +144,11 @@ def gemm_intensity(m: Any, n: Any, k: Any, dtype: str = "bf16",
     With weights dominating (:math:`m \\ll k, n`), :math:`I \\approx 2m / b_w`: ~1 FLOP/B at
     batch 1 with 16-bit weights (S03), ~B at batch B (S04).
 
+    References
+    ----------
+    .. [1] J. Austin et al., "How to Scale Your Model", 2025, ch. "A Brief Intro to Roofline".
+           https://jax-ml.github.io/scaling-book/roofline/
+
     Examples
     --------
     >>> round(gemm_intensity(1, 8192, 8192, "bf16"), 3)   # S03: decode at batch 1 ~ 1
@@ -127,6 +170,17 @@ def attention_decode_intensity(model: Model | Attention, kv_dtype: str = "bf16")
     Each new token multiplies its ``n_q`` query heads against the cached keys and values;
     the cache is private to the sequence, so batching does not raise this intensity (S04).
 
+    Parameters
+    ----------
+    model : Model or Attention
+    kv_dtype : str
+        KV-cache format.
+
+    Returns
+    -------
+    float
+        [FLOP/B]
+
     Notes
     -----
     Standard attention: FLOPs per cached token :math:`2 n_q (d_k + d_v)`, bytes
@@ -134,6 +188,13 @@ def attention_decode_intensity(model: Model | Attention, kv_dtype: str = "bf16")
     the group size for GQA (8 for Llama 3.1 70B), :math:`n_q` for MQA.
     MLA (absorbed, DeepSeek-V2): FLOPs :math:`2 n_q (2 r_{kv} + d_{rope})`, bytes
     :math:`(r_{kv} + d_{rope}) b`.
+
+    References
+    ----------
+    .. [1] N. Shazeer, "Fast Transformer Decoding: One Write-Head is All You Need",
+           arXiv:1911.02150, 2019 (MQA).
+    .. [2] J. Ainslie et al., "GQA", EMNLP 2023, arXiv:2305.13245.
+    .. [3] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434, 2024 (MLA).
 
     Examples
     --------
@@ -170,6 +231,10 @@ def roofline_time(flops: Any, bytes_moved: Any, peak_flop_per_s: Any,
     float or numpy.ndarray
         [s]
 
+    References
+    ----------
+    .. [1] S. Williams, A. Waterman, D. Patterson, CACM 52(4), 2009. doi:10.1145/1498765.1498785
+
     Examples
     --------
     >>> roofline_time(2e12, 1e9, 1e15, 1e12)   # 2 ms compute vs 1 ms memory
@@ -184,7 +249,25 @@ def roofline_time(flops: Any, bytes_moved: Any, peak_flop_per_s: Any,
 
 def attainable_flop_per_s(intensity: Any, peak_flop_per_s: Any,
                           mem_bw_bytes_per_s: Any) -> Any:
-    """Attainable throughput at an arithmetic intensity: ``min(peak, I * bandwidth)`` [FLOP/s].
+    """Attainable throughput at an arithmetic intensity [FLOP/s].
+
+    Parameters
+    ----------
+    intensity : float or array_like
+        Arithmetic intensity [FLOP/B], >= 0.
+    peak_flop_per_s : float or array_like
+        [FLOP/s], > 0.
+    mem_bw_bytes_per_s : float or array_like
+        [B/s], > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``min(peak, I * bandwidth)`` [FLOP/s].
+
+    References
+    ----------
+    .. [1] S. Williams, A. Waterman, D. Patterson, CACM 52(4), 2009. doi:10.1145/1498765.1498785
 
     Examples
     --------
@@ -219,6 +302,11 @@ def critical_batch(hw: Hardware, weight_dtype: str = "bf16",
     -------
     float
         [token]
+
+    References
+    ----------
+    .. [1] J. Austin et al., "How to Scale Your Model", 2025, "All About Transformer Inference"
+           (critical batch 240 on TPU v5e). https://jax-ml.github.io/scaling-book/inference/
 
     Examples
     --------
