@@ -81,9 +81,10 @@ def activation_workspace_bytes_per_token(dep: Deployment) -> float:
     Notes
     -----
     An estimate, not a measurement: the residual stream and a few hidden-size buffers
-    (:math:`4h`), the widest intermediate of the step (QKV output, the gated FFN's
+    (:math:`4h`) plus the widest intermediate of the step (QKV output, the gated FFN's
     :math:`2I`, or :math:`2 k I_e` for routed experts) split over ``tp``, at the activation
-    format, plus FP32 logits :math:`4 V / tp`. Pass ``workspace_bytes`` to a
+    format. Logits are per sequence, not per token: see
+    :func:`logits_workspace_bytes_per_sequence`. Pass ``workspace_bytes`` to a
     :class:`~tokenomics.Deployment` to use a measured figure instead.
     """
     m = dep.model
@@ -92,7 +93,16 @@ def activation_workspace_bytes_per_token(dep: Deployment) -> float:
     widest = max(a.num_q_heads * a.head_dim + 2 * a.num_kv_heads * a.head_dim,
                  2 * m.intermediate_size,
                  2 * m.moe.top_k * m.moe.expert_intermediate_size if m.moe else 0)
-    return float((4 * m.hidden_size + widest / dep.tp) * act + 4.0 * m.vocab_size / dep.tp)
+    return float((4 * m.hidden_size + widest / dep.tp) * act)
+
+
+def logits_workspace_bytes_per_sequence(dep: Deployment) -> float:
+    """FP32 logits of one sequence's sampled token, per device: :math:`4 V / tp` [B].
+
+    A step computes logits for one token per sequence (the last prompt token in prefill, the
+    new token in decode), so this term scales with the batch, not with the prompt length.
+    """
+    return 4.0 * dep.model.vocab_size / dep.tp
 
 
 @dataclass(frozen=True)
@@ -173,7 +183,8 @@ def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
         ws = np.full(np.broadcast(b, c).shape, float(dep.workspace_bytes))
     else:
         tps = b if tokens_per_step is None else V.counts(tokens_per_step, "tokens_per_step")
-        ws = tps * activation_workspace_bytes_per_token(dep) / dep.pp + 0 * c
+        ws = (tps * activation_workspace_bytes_per_token(dep)
+              + b * logits_workspace_bytes_per_sequence(dep)) / dep.pp + 0 * c
     total = w + kv + ws + dep.runtime_reserve_bytes
     cap = dep.hardware.mem_capacity_bytes
     usable = cap * dep.usable_memory_fraction
@@ -239,7 +250,9 @@ def max_batch(dep: Deployment, context_tokens: Any) -> Any:
         room = room - dep.workspace_bytes
         per_seq = kv_per_sequence_bytes(dep, c)
     else:
-        per_seq = kv_per_sequence_bytes(dep, c) + activation_workspace_bytes_per_token(dep) / dep.pp
+        per_seq = kv_per_sequence_bytes(dep, c) + (
+            activation_workspace_bytes_per_token(dep)
+            + logits_workspace_bytes_per_sequence(dep)) / dep.pp
     b = np.floor(np.maximum(room, 0.0) / per_seq)
     b = b.astype(np.int64)
     return int(b) if np.ndim(b) == 0 else b
