@@ -56,7 +56,7 @@ def test_model_that_does_not_fit_raises(dep):
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(tp=0), "tp must be a positive integer"),
-    (dict(tp=2, ep=3), "ep=3 must divide"),
+    (dict(tp=2, ep=2), "ep=2 but llama-3.1-8b has no experts"),
     (dict(usable_memory_fraction=1.5), "usable_memory_fraction"),
     (dict(kv_shard="rows"), "kv_shard"),
 ])

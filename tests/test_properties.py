@@ -33,7 +33,7 @@ def test_attainable_never_above_peak_or_bandwidth_line(i, peak, bw):
        context=st.integers(1, 32_768), scale=st.floats(1.5, 8))
 def test_memory_bound_decode_time_scales_as_one_over_bandwidth(model_id, batch, context, scale):
     hw = tk.hardware("h200")
-    d = tk.Deployment(model_id, hw, tp=8, weight_dtype="fp8", compute_dtype="fp8"
+    d = tk.Deployment(model_id, hw, tp=1, weight_dtype="fp8", compute_dtype="fp8"
                       if model_id != "gpt-oss-120b" else "bf16")
     d_fast = d.with_(hardware=hw.with_(mem_bw_bytes_per_s=hw.mem_bw_bytes_per_s * scale))
     assume(context <= d.model.max_context)
@@ -157,4 +157,4 @@ def test_step_time_decomposes_and_bounds(model_id, b, c):
     assert r.time_s == pytest.approx(r.roofline_s + r.comm_time_s + r.overhead_s, rel=1e-12)
     assert r.roofline_s >= r.lower_bound_s * (1 - 1e-12)
     assert r.roofline_s <= (r.compute_time_s + r.memory_time_s) * (1 + 1e-12)
-    assert r.comm_time_s == 0.0
+    assert r.comm_time_s > 0  # tp=8: two all-reduces per layer, no overlap by default

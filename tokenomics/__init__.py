@@ -33,8 +33,19 @@ from .memory import (
     memory_fit,
     min_devices,
     weight_bytes,
+    weight_bytes_per_device,
 )
 from .operators import expected_active_experts
+from .parallel import (
+    allgather_time,
+    allreduce_time,
+    alltoall_time,
+    p2p_time,
+    pipeline_bubble_fraction,
+    reduce_scatter_time,
+    step_comm,
+    topology,
+)
 from .params import param_breakdown, param_count
 from .performance import StepResult, decode, operator_table, prefill
 from .roofline import (
@@ -54,6 +65,8 @@ from .units import Q_, registry
 __version__ = "0.1.0"
 
 __all__ = [
+    "allgather_time", "allreduce_time", "alltoall_time", "p2p_time", "pipeline_bubble_fraction",
+    "reduce_scatter_time", "step_comm", "topology", "weight_bytes_per_device",
     "Attention", "CatalogError", "DType", "Deployment", "DoesNotFitError", "Efficiency",
     "Hardware", "MemoryFit", "MoE", "Model", "NotPublishedError", "Price", "Q_", "ROOFLINE",
     "StepResult", "TokenomicsError", "UnitError", "UnknownEntryError", "attainable_flop_per_s",

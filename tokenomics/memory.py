@@ -71,8 +71,31 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
     return float(sum(b.values()) * bytes_per_element(wd) + routed * bytes_per_element(expert_dtype))
 
 
-def _dep_weight_bytes(dep: Deployment) -> float:
-    return weight_bytes(dep.model, dep.weight_dtype, dep.expert_dtype)
+def weight_bytes_per_device(dep: Deployment) -> float:
+    r"""Weight bytes one device of the replica holds [B].
+
+    Notes
+    -----
+    Everything is split evenly over the ``tp * pp`` devices, except that attention data
+    parallelism (``dp_attention``) keeps one copy of the attention projections, norms,
+    embedding and LM head per attention group:
+
+    .. math:: W_\mathrm{dev} = \frac{d_{attn} W_{attn} + W_{rest}}{tp \cdot pp}
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    >>> round(weight_bytes_per_device(d) / 1e9, 2)    # 141.1 GB / 4
+    35.28
+    """
+    m = dep.model
+    b = param_breakdown(m)
+    w = bytes_per_element(dep.weight_dtype)
+    attn_like = (b["attention"] + b["embedding"] + b["lm_head"] + b["norms"]) * w
+    rest = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w + \
+        b["routed_experts"] * bytes_per_element(dep.expert_dtype)
+    return float((attn_like * dep.dp_attention + rest) / dep.n_devices)
 
 
 def activation_workspace_bytes_per_token(dep: Deployment) -> float:
@@ -176,8 +199,7 @@ def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
     b = V.counts(batch, "batch")
     c = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
     V.context_within(dep.model, c, dep.allow_beyond_max_context)
-    n = dep.n_devices
-    w = _dep_weight_bytes(dep) / n
+    w = weight_bytes_per_device(dep)
     kv = kv_per_sequence_bytes(dep, c) * b
     if dep.workspace_bytes is not None:
         ws = np.full(np.broadcast(b, c).shape, float(dep.workspace_bytes))
@@ -245,7 +267,7 @@ def max_batch(dep: Deployment, context_tokens: Any) -> Any:
     c = V.counts(context_tokens, "context_tokens", unit="token")
     V.context_within(dep.model, c, dep.allow_beyond_max_context)
     room = (dep.hardware.mem_capacity_bytes * dep.usable_memory_fraction
-            - _dep_weight_bytes(dep) / dep.n_devices - dep.runtime_reserve_bytes)
+            - weight_bytes_per_device(dep) - dep.runtime_reserve_bytes)
     if dep.workspace_bytes is not None:
         room = room - dep.workspace_bytes
         per_seq = kv_per_sequence_bytes(dep, c)

@@ -190,6 +190,9 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     zero = np.zeros(np.broadcast(B, T, c, NL).shape)
     out: list[OpCost] = []
 
+    # Attention data parallelism keeps one copy of the attention weights (and embedding and
+    # LM head) per attention group: each copy is read once per step.
+    rep = float(dep.dp_attention)
     out.append(OpCost("embedding", zero, N * h * w + zero, zero, N * h * act + zero))
 
     # Attention projections.
@@ -202,7 +205,7 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     else:
         p_kvb = 0
         qkv_out = a.num_q_heads * a.head_dim + a.num_kv_heads * (a.head_dim + a.v_head_dim)
-    out.append(OpCost("attn_qkv", 2.0 * N * p_qkv * L, p_qkv * w * L + zero, zero,
+    out.append(OpCost("attn_qkv", 2.0 * N * p_qkv * L, rep * p_qkv * w * L + zero, zero,
                       N * (h + qkv_out) * act * L))
 
     # Attention core: pairs per layer group, KV read and written.
@@ -224,7 +227,7 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     att_io = N * (a.num_q_heads * (a.head_dim + a.v_head_dim)) * act * L
     out.append(OpCost("attn_core", flops_core, zero, kv_read + kv_write, att_io + zero))
 
-    out.append(OpCost("attn_out", 2.0 * N * p_o * L, p_o * w * L + zero, zero,
+    out.append(OpCost("attn_out", 2.0 * N * p_o * L, rep * p_o * w * L + zero, zero,
                       N * (a.num_q_heads * a.v_head_dim + h) * act * L))
 
     # Dense FFN layers.
@@ -257,6 +260,7 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
                    for n in ("moe_router", "moe_shared", "moe_experts"))
 
     NLt = B * NL
-    out.append(OpCost("lm_head", 2.0 * NLt * h * m.vocab_size, h * m.vocab_size * w + zero,
+    out.append(OpCost("lm_head", 2.0 * NLt * h * m.vocab_size,
+                      rep * h * m.vocab_size * w + zero,
                       zero, NLt * (h + m.vocab_size) * act))
     return out

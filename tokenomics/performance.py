@@ -43,6 +43,7 @@ from . import _validate as V
 from .errors import TokenomicsError
 from .memory import ensure_fits, memory_fit
 from .operators import OPERATORS, OpCost, step_costs
+from .parallel import step_comm
 from .specs import Deployment
 
 OnOOM = Literal["raise", "mark"]
@@ -156,11 +157,20 @@ def _time(dep: Deployment, costs: list[OpCost], shard: int) -> dict[str, Any]:
                 bound=np.where(t_compute_bound > 0.5 * roof, "compute", "memory"))
 
 
+def _comm(dep: Deployment, t: dict[str, Any], batch: Any, new_tokens: Any, logits: Any,
+          phase: str) -> Any:
+    """Exposed communication time: total minus what overlap hides behind compute."""
+    costs = step_comm(dep, batch, new_tokens, logits, phase)
+    total = sum((c.time_s for c in costs), np.zeros_like(np.asarray(t["roofline"], float)))
+    hidden = np.minimum(dep.comm_overlap * total, t["roofline"])
+    return total - hidden
+
+
 def _finish(dep: Deployment, phase: str, t: dict[str, Any], B: Any, C: Any, T: Any,
-            tokens_per_step: Any, fits: Any) -> StepResult:
+            tokens_per_step: Any, fits: Any, comm: Any) -> StepResult:
     eff = dep.efficiency
-    comm = np.zeros_like(np.asarray(t["roofline"], float))
-    overhead = eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers + comm
+    comm = np.broadcast_to(np.asarray(comm, float), np.shape(t["roofline"]))
+    overhead = eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers + 0 * comm
     time_s = t["roofline"] + comm + overhead
     per_user = (T / time_s) if phase != "decode" else 1.0 / time_s
     per_dev = tokens_per_step / time_s / dep.n_devices
@@ -229,7 +239,8 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     b = B / dep.pp
     costs = step_costs(dep, b, 1.0, C, 1.0)
     t = _time(dep, costs, dep.tp)
-    return _finish(dep, "decode", t, B, C, 1.0, B, fit.fits)
+    comm = _comm(dep, t, b, 1.0, 1.0, "decode")
+    return _finish(dep, "decode", t, B, C, 1.0, B, fit.fits, comm)
 
 
 def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: Any = 0,
@@ -283,8 +294,9 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
         ensure_fits(dep, fit, "prefill", batch=B, prompt_tokens=P)
     costs = step_costs(dep, B, T, c, 1.0)
     t = _time(dep, costs, dep.tp)
+    comm = _comm(dep, t, B, T, 1.0, "prefill")
     phase = "midfill" if np.any(c > 0) else "prefill"
-    return _finish(dep, phase, t, B, P, T, B * T, fit.fits)
+    return _finish(dep, phase, t, B, P, T, B * T, fit.fits, comm)
 
 
 def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,

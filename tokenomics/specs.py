@@ -374,20 +374,27 @@ class Efficiency:
         Fixed time per forward step (launches, scheduling, sampling) [s].
     layer_overhead_s : float
         Fixed time per layer per step (kernel launches that CUDA graphs do not hide) [s].
+    link_efficiency : float
+        Achieved fraction of scale-up and scale-out link bandwidth in collectives, (0, 1].
+    collective_overhead_s : float
+        Fixed software time per collective call on top of the links' latency floors [s].
     """
 
     mfu: float = 1.0
     mbu: float = 1.0
     step_overhead_s: float = 0.0
     layer_overhead_s: float = 0.0
+    link_efficiency: float = 1.0
+    collective_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
-        _coerce(self, {"step_overhead_s": "s", "layer_overhead_s": "s"})
-        for name in ("mfu", "mbu"):
+        _coerce(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
+                       "collective_overhead_s": "s"})
+        for name in ("mfu", "mbu", "link_efficiency"):
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
                 raise TokenomicsError(f"efficiency {name} must be in (0, 1], got {v!r}")
-        for name in ("step_overhead_s", "layer_overhead_s"):
+        for name in ("step_overhead_s", "layer_overhead_s", "collective_overhead_s"):
             v = getattr(self, name)
             if not (v >= 0.0 and math.isfinite(v)):
                 raise TokenomicsError(f"efficiency {name} must be >= 0 seconds, got {v!r}")
@@ -408,10 +415,17 @@ class Deployment:
     hardware : Hardware or str
         A :class:`Hardware` or a catalog id.
     tp, pp : int
-        Tensor- and pipeline-parallel degrees; the replica spans ``tp * pp`` devices.
+        Devices per pipeline stage and pipeline stages; the replica spans ``tp * pp``
+        devices. Within a stage, the dense layers are tensor-parallel over ``tp``.
     ep : int
-        Expert-parallel degree (must divide ``tp * pp``). Experts are assumed evenly spread;
-        it changes no per-device total in this release (balanced routing).
+        Expert parallelism: 1 (routed experts tensor-parallel over ``tp``, an all-reduce per
+        MoE layer) or ``tp`` (each device of the stage holds ``E / tp`` whole experts; tokens
+        travel by all-to-all dispatch and combine). Must divide the expert count.
+    dp_attention : int
+        Attention data parallelism inside a stage (divides ``tp``): attention runs
+        tensor-parallel over ``tp / dp_attention`` devices, each such group serving its own
+        ``1 / dp_attention`` of the sequences with its own copy of the attention weights (as
+        DeepSeek-style deployments run MLA beside expert-parallel MoE).
     weight_dtype : str, optional
         Weight format; default the model's released format.
     expert_dtype : str, optional
@@ -437,6 +451,11 @@ class Deployment:
         :func:`tokenomics.memory.activation_workspace_bytes` for the step being sized.
     allow_beyond_max_context : bool
         Permit contexts longer than the model's ``max_position_embeddings``.
+    comm_overlap : float
+        Fraction of communication time hidden behind compute, [0, 1] (default 0: none). At
+        most the step's compute-and-memory time can be hidden.
+    allreduce_algorithm : {"auto", "ring", "tree", "one_shot", "two_shot"}
+        All-reduce algorithm (see :mod:`tokenomics.parallel`); ``"auto"`` takes the fastest.
     kv_shard : {"heads", "all"}
         How the KV cache is split over the ``tp`` devices. ``"heads"`` (default, Megatron-style
         tensor parallelism): by KV head, so a ``tp`` above the KV-head count replicates heads
@@ -462,6 +481,9 @@ class Deployment:
     workspace_bytes: float | None = None
     allow_beyond_max_context: bool = False
     kv_shard: str = "heads"
+    dp_attention: int = 1
+    comm_overlap: float = 0.0
+    allreduce_algorithm: str = "auto"
 
     def __post_init__(self) -> None:
         _coerce(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
@@ -475,16 +497,19 @@ class Deployment:
             from .catalog import hardware as _hardware
 
             object.__setattr__(self, "hardware", _hardware(self.hardware))
-        for name in ("tp", "pp", "ep"):
+        for name in ("tp", "pp", "ep", "dp_attention"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
                 raise TokenomicsError(f"{name} must be a positive integer, got {v!r}")
-        if self.n_devices % self.ep:
+        self._check_layout()
+        if not (0.0 <= self.comm_overlap <= 1.0):
+            raise TokenomicsError(f"comm_overlap must be in [0, 1], got {self.comm_overlap!r}")
+        from .parallel import ALGORITHMS
+
+        if self.allreduce_algorithm not in ALGORITHMS + ("auto",):
             raise TokenomicsError(
-                f"ep={self.ep} must divide the replica's tp*pp={self.n_devices} devices")
-        if self.pp > self.model.num_layers:
-            raise TokenomicsError(
-                f"pp={self.pp} exceeds the model's {self.model.num_layers} layers")
+                f"allreduce_algorithm must be one of {', '.join(ALGORITHMS + ('auto',))}, "
+                f"got {self.allreduce_algorithm!r}")
         if self.weight_dtype is None:
             object.__setattr__(self, "weight_dtype", self.model.weight_dtype)
         if self.expert_dtype is None:
@@ -507,6 +532,51 @@ class Deployment:
         # Fail early if the compute format has no published peak on this hardware.
         self.hardware.peak(self.compute_dtype)
 
+    def _check_layout(self) -> None:
+        """Reject parallel layouts the model or the hardware cannot run."""
+        m, a = self.model, self.model.attention
+        if self.pp > m.num_layers:
+            raise TokenomicsError(f"pp={self.pp} exceeds the model's {m.num_layers} layers")
+        if self.tp % self.dp_attention:
+            raise TokenomicsError(
+                f"dp_attention={self.dp_attention} must divide tp={self.tp}")
+        atp = self.attention_tp
+        if a.num_q_heads % atp:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} (tp / dp_attention) must divide "
+                f"{m.id}'s {a.num_q_heads} query heads")
+        if a.kind != "MLA" and a.num_kv_heads % atp and atp % a.num_kv_heads:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} must divide {m.id}'s {a.num_kv_heads} KV "
+                "heads or be a multiple of them")
+        if self.ep > 1:
+            if not m.is_moe:
+                raise TokenomicsError(f"ep={self.ep} but {m.id} has no experts; use ep=1")
+            if self.ep != self.tp:
+                raise TokenomicsError(
+                    f"ep must be 1 (experts tensor-parallel) or tp={self.tp} (whole experts "
+                    f"spread over the stage), got ep={self.ep}")
+            assert m.moe is not None
+            if m.moe.num_experts % self.ep:
+                raise TokenomicsError(
+                    f"ep={self.ep} must divide {m.id}'s {m.moe.num_experts} routed experts")
+        from .parallel import topology
+
+        topo = topology(self.hardware)
+        if self.tp > 1 and topo.domain_size == 0:
+            raise TokenomicsError(
+                f"{self.hardware.id}: scale-up domain size not published; give it with "
+                "hardware.with_(scale_up_domain_size=...)")
+        topo.check(self.tp, f"tp={self.tp}", self.hardware.id)
+        if self.pp > 1:
+            topo.check(self.n_devices if self.n_devices > max(topo.domain_size, 1) else 1,
+                       f"the replica of tp*pp={self.n_devices}", self.hardware.id)
+
+    @property
+    def attention_tp(self) -> int:
+        """Devices one attention head group is split over: ``tp / dp_attention``."""
+        return self.tp // self.dp_attention
+
     @property
     def n_devices(self) -> int:
         """Devices in one model replica, ``tp * pp``."""
@@ -514,17 +584,19 @@ class Deployment:
 
     @property
     def kv_replication(self) -> float:
-        """Copies of each KV head across the tensor-parallel group.
+        """Copies of each KV head across the attention tensor-parallel group.
 
-        GQA/MQA with ``tp`` above the KV-head count replicate each head
-        ``tp / num_kv_heads`` times; MLA's shared latent is replicated on every TP rank.
+        GQA/MQA with attention TP above the KV-head count replicate each head
+        ``attention_tp / num_kv_heads`` times; MLA's shared latent is replicated on every
+        attention-TP rank. 1 with ``kv_shard="all"``.
         """
         att = self.model.attention
         if self.kv_shard == "all":
             return 1.0
+        atp = self.attention_tp
         if att.kind == "MLA":
-            return float(self.tp)
-        return float(self.tp / min(self.tp, att.num_kv_heads))
+            return float(atp)
+        return float(atp / min(atp, att.num_kv_heads))
 
     def with_(self, **changes: Any) -> Deployment:
         """Return a copy with fields replaced."""
