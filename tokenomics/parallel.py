@@ -378,7 +378,7 @@ def group_allreduce_time(topo: Topology, message_bytes: Any, group: int,
     if group <= 1:
         return np.zeros_like(m)
     n_in, d = _split(topo, group)
-    up_t = 0.0
+    up_t: Any = 0.0
     if n_in > 1:
         assert topo.up_bytes_per_s is not None
         if d == 1:
@@ -394,7 +394,7 @@ def group_allgather_time(topo: Topology, message_bytes: Any, group: int) -> Any:
     if group <= 1:
         return np.zeros_like(m)
     n_in, d = _split(topo, group)
-    t = 0.0
+    t: Any = 0.0
     if d > 1:
         assert topo.out_bytes_per_s is not None
         t = _gather(m / n_in, d, topo.out_bytes_per_s, topo.out_latency_s)
@@ -410,7 +410,7 @@ def group_alltoall_time(topo: Topology, message_bytes: Any, group: int) -> Any:
     if group <= 1:
         return np.zeros_like(m)
     n_in, d = _split(topo, group)
-    t_up = 0.0
+    t_up: Any = 0.0
     if n_in > 1:
         assert topo.up_bytes_per_s is not None
         t_up = topo.up_latency_s + (n_in - 1) / group * m / topo.up_bytes_per_s
