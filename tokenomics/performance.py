@@ -172,7 +172,7 @@ def _finish(dep: Deployment, phase: str, t: dict[str, Any], B: Any, C: Any, T: A
     comm = np.broadcast_to(np.asarray(comm, float), np.shape(t["roofline"]))
     overhead = eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers + 0 * comm
     time_s = t["roofline"] + comm + overhead
-    per_user = (T / time_s) if phase != "decode" else 1.0 / time_s
+    per_user = T / time_s
     per_dev = tokens_per_step / time_s / dep.n_devices
     shape = np.shape(time_s)
     S = V.scalar_or_array
@@ -195,7 +195,8 @@ def _check_oom(on_oom: str) -> None:
         raise TokenomicsError(f"on_oom must be 'raise' or 'mark', got {on_oom!r}")
 
 
-def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "raise") -> StepResult:
+def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "raise",
+           new_tokens: Any = 1) -> StepResult:
     """Decode step time and throughput at a batch and context.
 
     Parameters
@@ -208,6 +209,10 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     on_oom : {"raise", "mark"}
         Points that do not fit in memory raise :class:`~tokenomics.errors.DoesNotFitError`
         (default) or are computed and flagged ``fits == False``.
+    new_tokens : int or array_like
+        Tokens each sequence feeds through the model in the step (default 1). A speculative
+        verification pass feeds ``k + 1`` (see :func:`tokenomics.speculative_decode`); the
+        tokens-per-second figures then count every fed token, accepted or not.
 
     Returns
     -------
@@ -233,14 +238,15 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     B = V.counts(batch, "batch")
     C = V.counts(context_tokens, "context_tokens", unit="token")
     V.context_within(dep.model, C, dep.allow_beyond_max_context)
-    fit = memory_fit(dep, B, C)
+    T = V.counts(new_tokens, "new_tokens", unit="token")
+    fit = memory_fit(dep, B, C + T - 1, tokens_per_step=B * T)
     if on_oom == "raise":
         ensure_fits(dep, fit, "decode", batch=B, context_tokens=C)
     b = B / dep.pp
-    costs = step_costs(dep, b, 1.0, C, 1.0)
+    costs = step_costs(dep, b, T, C, T)
     t = _time(dep, costs, dep.tp)
-    comm = _comm(dep, t, b, 1.0, 1.0, "decode")
-    return _finish(dep, "decode", t, B, C, 1.0, B, fit.fits, comm)
+    comm = _comm(dep, t, b, T, T, "decode")
+    return _finish(dep, "decode", t, B, C, T, B * T, fit.fits, comm)
 
 
 def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: Any = 0,
