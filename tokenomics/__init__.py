@@ -58,6 +58,17 @@ from .roofline import (
     ridge_point,
     roofline_time,
 )
+from .serving import (
+    BatchingThroughput,
+    ChunkedPrefill,
+    PrefixCachedPrefill,
+    batching_throughput,
+    chunked_prefill,
+    expected_max,
+    mixed_step,
+    prefix_cached_prefill,
+    shared_prefix_kv_bytes,
+)
 from .specs import ROOFLINE, Attention, Deployment, Efficiency, Hardware, Model, MoE, Price
 from .tables import hardware_table, model_table
 from .units import Q_, registry
@@ -65,6 +76,9 @@ from .units import Q_, registry
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchingThroughput", "ChunkedPrefill", "PrefixCachedPrefill", "batching_throughput",
+    "chunked_prefill", "expected_max", "mixed_step", "prefix_cached_prefill",
+    "shared_prefix_kv_bytes",
     "allgather_time", "allreduce_time", "alltoall_time", "p2p_time", "pipeline_bubble_fraction",
     "reduce_scatter_time", "step_comm", "topology", "weight_bytes_per_device",
     "Attention", "CatalogError", "DType", "Deployment", "DoesNotFitError", "Efficiency",
