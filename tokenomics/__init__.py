@@ -72,10 +72,12 @@ from .serving import (
 from .specs import ROOFLINE, Attention, Deployment, Efficiency, Hardware, Model, MoE, Price
 from .tables import hardware_table, model_table
 from .units import Q_, registry
+from .validation import load_measurements, measured_vs_bound
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "load_measurements", "measured_vs_bound",
     "BatchingThroughput", "ChunkedPrefill", "PrefixCachedPrefill", "batching_throughput",
     "chunked_prefill", "expected_max", "mixed_step", "prefix_cached_prefill",
     "shared_prefix_kv_bytes",
