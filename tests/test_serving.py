@@ -130,3 +130,61 @@ def test_continuous_never_below_static_for_fixed_lengths_at_decode_scale(b, o):
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     r = batching_throughput(d, b, 256, o)
     assert r.ratio > 0.95
+
+
+# ---- attention / FFN split ------------------------------------------------------------------
+from tokenomics.serving import attention_ffn_split  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gpu70():
+    return tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8",
+                         compute_dtype="fp8", kv_dtype="fp8")
+
+
+def test_split_moves_only_activations(gpu70):
+    r = attention_ffn_split(gpu70, "h100-sxm", 8, 64, 8192, link_bytes_per_s=400e9)
+    # 2 crossings per layer x 80 layers x 64 tokens x 8192 hidden x 2 B (BF16 activations).
+    assert r.transfer_bytes == 2 * 80 * 64 * 8192 * 2
+    kv = tk.kv_cache_bytes(tk.model("llama-3.1-70b"), 8192, 64, "fp8")
+    assert r.transfer_bytes < kv / 50
+
+
+def test_split_on_the_same_hardware_with_a_free_link_is_the_decode_roofline(gpu70):
+    r = attention_ffn_split(gpu70, "h100-sxm", 8, 32, 4096, link_bytes_per_s=1e18,
+                            microbatches=1)
+    ref = tk.decode(gpu70, 32, 4096)
+    assert r.step_time_s == pytest.approx(ref.roofline_s, rel=1e-6)
+
+
+def test_S52_ffn_on_a_low_ridge_sram_chip():
+    # Attention with its KV on 8 H100s; the FFN on Groq LPUs (INT8 ridge 750/80 = 9.4
+    # FLOP/B, 230 MB SRAM each): 70B's FFN at INT8 is ~56 GB -> ~245 chips.
+    gpu = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="int8",
+                        compute_dtype="int8", kv_dtype="fp8")
+    assert tk.ridge_point(tk.hardware("groq-lpu"), "int8") == pytest.approx(750 / 80)
+    with pytest.raises(tk.DoesNotFitError, match="at least 2"):
+        attention_ffn_split(gpu, "groq-lpu", 100, 64, 8192, link_bytes_per_s=400e9,
+                            ffn_compute_dtype="int8")
+    r = attention_ffn_split(gpu, "groq-lpu", 300, 64, 8192, link_bytes_per_s=400e9,
+                            link_latency_s=2e-6, ffn_compute_dtype="int8")
+    alone = tk.decode(gpu, 64, 8192)
+    assert r.step_time_s < alone.step_time_s         # the FFN's weight stream leaves the GPUs
+    assert r.attention_utilisation > 0.9 and r.ffn_utilisation < 0.05
+
+
+@given(n=st.integers(8, 64), b=st.integers(1, 128))
+def test_more_ffn_devices_never_slower(n, b):
+    gpu = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8",
+                        compute_dtype="fp8", kv_dtype="fp8")
+    t1 = attention_ffn_split(gpu, "h200", n, b, 2048, 400e9, check_memory=False).step_time_s
+    t2 = attention_ffn_split(gpu, "h200", n + 8, b, 2048, 400e9,
+                             check_memory=False).step_time_s
+    assert t2 <= t1 * (1 + 1e-12)
+
+
+def test_split_errors(gpu70):
+    with pytest.raises(tk.TokenomicsError, match="microbatches must be >= 1"):
+        attention_ffn_split(gpu70, "h100-sxm", 8, 1, 1024, 400e9, microbatches=0)
+    with pytest.raises(tk.TokenomicsError, match="link_bytes_per_s must be > 0"):
+        attention_ffn_split(gpu70, "h100-sxm", 8, 1, 1024, 0)

@@ -59,9 +59,11 @@ from .roofline import (
     roofline_time,
 )
 from .serving import (
+    AttentionFFNSplit,
     BatchingThroughput,
     ChunkedPrefill,
     PrefixCachedPrefill,
+    attention_ffn_split,
     batching_throughput,
     chunked_prefill,
     expected_max,
@@ -77,6 +79,7 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "AttentionFFNSplit", "attention_ffn_split",
     "load_measurements", "measured_vs_bound",
     "BatchingThroughput", "ChunkedPrefill", "PrefixCachedPrefill", "batching_throughput",
     "chunked_prefill", "expected_max", "mixed_step", "prefix_cached_prefill",

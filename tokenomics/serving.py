@@ -500,3 +500,183 @@ def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
     cont = B / t_mix / dep.n_devices
     S = V.scalar_or_array
     return BatchingThroughput(S(static), S(cont), S(cont / static), S(static_time))
+
+
+# --------------------------------------------------------------------------------------------
+# Attention / FFN split across two hardware pools
+# --------------------------------------------------------------------------------------------
+_ATTENTION_OPS = ("embedding", "attn_qkv", "attn_core", "attn_out", "lm_head")
+_FFN_OPS = ("ffn_dense", "moe_router", "moe_shared", "moe_experts")
+
+
+@dataclass(frozen=True)
+class AttentionFFNSplit:
+    """Decode with attention (and the KV) on one pool and the FFN/experts on another.
+
+    Times are per decode step [s]; utilisations are busy time over step time.
+
+    Attributes
+    ----------
+    step_time_s : array
+    attention_time_s, ffn_time_s, transfer_time_s : array
+        Busy time of the attention pool, the FFN pool and the link, over the step.
+    attention_utilisation, ffn_utilisation : array
+    transfer_bytes : array
+        Activation bytes crossing between the pools per step (both directions) [B].
+    tokens_per_s_per_user : array
+    tokens_per_s_per_device : array
+        Output tokens per second per device of both pools together.
+    attention_memory_bytes, ffn_memory_bytes : array
+        Per device: attention weights + KV, and FFN/expert weights [B].
+    """
+
+    step_time_s: Any
+    attention_time_s: Any
+    ffn_time_s: Any
+    transfer_time_s: Any
+    attention_utilisation: Any
+    ffn_utilisation: Any
+    transfer_bytes: Any
+    tokens_per_s_per_user: Any
+    tokens_per_s_per_device: Any
+    attention_memory_bytes: Any
+    ffn_memory_bytes: Any
+
+
+def attention_ffn_split(attention: Deployment, ffn_hardware: Any, ffn_devices: int,
+                        batch: Any, context_tokens: Any, link_bytes_per_s: float,
+                        link_latency_s: float = 0.0, ffn_compute_dtype: str | None = None,
+                        microbatches: int = 2, check_memory: bool = True) -> AttentionFFNSplit:
+    """Decode step with attention on one pool and the FFN/experts on another.
+
+    Parameters
+    ----------
+    attention : Deployment
+        The attention pool: its hardware, ``tp`` devices, formats and efficiencies. It holds
+        the attention weights, embedding, LM head and every sequence's KV.
+    ffn_hardware : Hardware or str
+        Device of the FFN pool (e.g. a low-ridge SRAM chip).
+    ffn_devices : int
+        Devices in the FFN pool; the FFN and expert weights are spread evenly over them.
+    batch, context_tokens : int or array_like
+        Decode batch and KV length [token].
+    link_bytes_per_s : float
+        Aggregate per-direction bandwidth between the pools [B/s].
+    link_latency_s : float
+        Latency of one crossing [s].
+    ffn_compute_dtype : str, optional
+        Format the FFN pool computes in; default the attention deployment's.
+    microbatches : int
+        Micro-batches ping-ponging between the pools (>= 1). With 1 the pools take turns
+        (step = attention + FFN + transfers); with :math:`m \\ge 2` they overlap and the step
+        is the busiest of the three, each pool re-reading its weights for every micro-batch.
+    check_memory : bool
+        Raise :class:`~tokenomics.errors.DoesNotFitError` when a pool's share does not fit.
+
+    Returns
+    -------
+    AttentionFFNSplit
+
+    Notes
+    -----
+    Only activations cross: per layer :math:`N h b_a` bytes each way for :math:`N` tokens, so
+    :math:`2 L N h b_a` per step, against the KV that stays with attention. With
+    :math:`T_a(B), T_f(B), T_x(B)` the busy times at batch :math:`B`:
+
+    .. math:: t = \\begin{cases} T_a + T_f + T_x & m = 1 \\\\
+              \\max(m T_a(B/m),\\; m T_f(B/m),\\; m T_x(B/m)) & m \\ge 2 \\end{cases}
+
+    References
+    ----------
+    .. [1] R. Zhu et al., "MegaScale-Infer: Serving Mixture-of-Experts at Scale with
+       Disaggregated Expert Parallelism", arXiv:2504.02263, 2025 (ping-pong micro-batches).
+    .. [2] StepFun, "Step-3 is Large yet Affordable: Model-system Co-design for Cost-effective
+       Decoding", arXiv:2507.19427, 2025 (attention-FFN disaggregation).
+    .. [3] Seed digest S52 (attention on GPUs with the KV, FFN on a low-ridge SRAM chip).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> gpu = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8",
+    ...                     compute_dtype="fp8", kv_dtype="fp8")
+    >>> r = attention_ffn_split(gpu, "h100-sxm", 8, 64, 8192, link_bytes_per_s=400e9)
+    >>> bool(r.transfer_bytes < 1e9)    # activations only: ~0.17 GB against ~11 GB of KV
+    True
+    """
+    from .catalog import hardware as _hw
+    from .dtypes import bytes_per_element
+    from .errors import DoesNotFitError
+    from .memory import kv_per_sequence_bytes, weight_bytes_per_device
+    from .params import param_breakdown
+
+    hf = _hw(ffn_hardware)
+    n_f = int(V.counts(ffn_devices, "ffn_devices"))
+    if microbatches < 1:
+        raise TokenomicsError(f"microbatches must be >= 1, got {microbatches!r}")
+    if attention.pp != 1:
+        raise TokenomicsError("the attention pool is one stage: use pp=1")
+    link = float(V.positive(link_bytes_per_s, "link_bytes_per_s", "B/s"))
+    lat = float(V.non_negative(link_latency_s, "link_latency_s", "s"))
+    B = V.counts(batch, "batch")
+    C = V.counts(context_tokens, "context_tokens", unit="token")
+    V.context_within(attention.model, C, attention.allow_beyond_max_context)
+    m = attention.model
+    eff = attention.efficiency
+    f_dtype = ffn_compute_dtype or attention.compute_dtype
+    peak_a = attention.hardware.peak(attention.compute_dtype) * eff.mfu
+    bw_a = attention.hardware.mem_bw_bytes_per_s * eff.mbu
+    peak_f = hf.peak(f_dtype) * eff.mfu
+    bw_f = hf.mem_bw_bytes_per_s * eff.mbu
+    act = bytes_per_element(attention.act_dtype)
+    n_a = attention.tp
+
+    def busy(b: Any) -> tuple[Any, Any, Any]:
+        ops = {o.name: o for o in step_costs(attention, b, 1.0, C, 1.0)}
+        ta = sum(np.maximum(ops[k].flops / (n_a * peak_a), ops[k].bytes / (n_a * bw_a))
+                 for k in _ATTENTION_OPS)
+        tf = sum(np.maximum(ops[k].flops / (n_f * peak_f), ops[k].bytes / (n_f * bw_f))
+                 for k in _FFN_OPS)
+        per_layer = b * m.hidden_size * act
+        tx = 2 * m.num_layers * (lat + per_layer / link)
+        return ta, tf, tx
+
+    ta, tf, tx = busy(B)
+    if microbatches == 1:
+        step = ta + tf + tx
+        busy_a, busy_f = ta, tf
+    else:
+        ta_m, tf_m, tx_m = busy(B / microbatches)
+        busy_a, busy_f, busy_x = (microbatches * ta_m, microbatches * tf_m,
+                                  microbatches * tx_m)
+        step = np.maximum(np.maximum(busy_a, busy_f), busy_x)
+        tx = busy_x
+    # Memory: attention pool keeps attention weights + KV; FFN pool the FFN/expert weights.
+    b = param_breakdown(m)
+    w = bytes_per_element(attention.weight_dtype)
+    ffn_w = ((b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+             + b["routed_experts"] * bytes_per_element(attention.expert_dtype)) / n_f
+    attn_w = weight_bytes_per_device(attention) - (
+        (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+        + b["routed_experts"] * bytes_per_element(attention.expert_dtype)) / attention.n_devices
+    mem_a = attn_w + B * kv_per_sequence_bytes(attention, C)
+    if check_memory:
+        usable_a = attention.hardware.mem_capacity_bytes * attention.usable_memory_fraction
+        usable_f = hf.mem_capacity_bytes * attention.usable_memory_fraction
+        if np.any(mem_a > usable_a):
+            raise DoesNotFitError(
+                f"attention pool: {float(np.max(mem_a)) / 1e9:.4g} GB per device of attention "
+                f"weights and KV exceed {usable_a / 1e9:.4g} GB usable on "
+                f"{attention.hardware.id}; lower the batch or context or add devices")
+        if ffn_w > usable_f:
+            need = int(np.ceil(ffn_w * n_f / usable_f))
+            raise DoesNotFitError(
+                f"FFN pool: {ffn_w / 1e9:.4g} GB of FFN weights per {hf.id} exceed "
+                f"{usable_f / 1e9:.4g} GB usable; at least {need} devices are needed")
+    S = V.scalar_or_array
+    return AttentionFFNSplit(
+        step_time_s=S(step), attention_time_s=S(busy_a), ffn_time_s=S(busy_f),
+        transfer_time_s=S(tx), attention_utilisation=S(busy_a / step),
+        ffn_utilisation=S(busy_f / step),
+        transfer_bytes=S(2 * m.num_layers * B * m.hidden_size * act),
+        tokens_per_s_per_user=S(1.0 / step), tokens_per_s_per_device=S(B / step / (n_a + n_f)),
+        attention_memory_bytes=S(mem_a), ffn_memory_bytes=float(ffn_w))
