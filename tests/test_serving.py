@@ -188,3 +188,23 @@ def test_split_errors(gpu70):
         attention_ffn_split(gpu70, "h100-sxm", 8, 1, 1024, 400e9, microbatches=0)
     with pytest.raises(tk.TokenomicsError, match="link_bytes_per_s must be > 0"):
         attention_ffn_split(gpu70, "h100-sxm", 8, 1, 1024, 0)
+
+
+@given(p=st.integers(1000, 30_000), s=st.integers(256, 8192), d=st.integers(0, 64))
+def test_chunked_prefill_properties(p, s, d):
+    dep = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    if s <= d:
+        return
+    r = chunked_prefill(dep, p, s, decode_batch=d, decode_context_tokens=1024)
+    assert r.chunk_tokens.sum() == p
+    assert r.steps == -(-p // (s - d))
+    assert r.worst_tbt_s <= r.unchunked_worst_tbt_s * (1 + 1e-12)
+    assert r.ttft_s >= r.unchunked_ttft_s * (1 - 1e-12) or r.steps == 1
+
+
+@given(p=st.integers(2, 60_000), h=st.floats(0, 0.999))
+def test_prefix_cache_hit_never_slower(p, h):
+    dep = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    r = prefix_cached_prefill(dep, p, hit_rate=h)
+    assert r.ttft_s <= r.ttft_uncached_s * (1 + 1e-12)
+    assert r.flops <= r.flops_uncached
