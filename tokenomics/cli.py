@@ -55,7 +55,15 @@ def _add_deployment(p: argparse.ArgumentParser) -> None:
     p.add_argument("hardware", help="hardware id or alias (see `tokenomics hardware`)")
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (default 1)")
     p.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
-    p.add_argument("--ep", type=int, default=1, help="expert-parallel degree (default 1)")
+    p.add_argument("--ep", type=int, default=1,
+                   help="expert parallelism: 1 (experts tensor-parallel) or equal to --tp")
+    p.add_argument("--dp-attention", type=int, default=1,
+                   help="attention data-parallel degree inside a stage (divides --tp)")
+    p.add_argument("--overlap", type=float, default=0.0,
+                   help="fraction of communication hidden behind compute (default 0)")
+    p.add_argument("--allreduce", default="auto",
+                   choices=["auto", "ring", "tree", "one_shot", "two_shot"],
+                   help="all-reduce algorithm (default auto: the fastest per message)")
     p.add_argument("--weight-dtype", help="weight format (default: the model's release)")
     p.add_argument("--kv-dtype", default="bf16", help="KV-cache format (default bf16)")
     p.add_argument("--act-dtype", default="bf16", help="activation format (default bf16)")
@@ -74,6 +82,7 @@ def _add_deployment(p: argparse.ArgumentParser) -> None:
 def _deployment(a: argparse.Namespace) -> Deployment:
     return Deployment(
         catalog.model(a.model), catalog.hardware(a.hardware), tp=a.tp, pp=a.pp, ep=a.ep,
+        dp_attention=a.dp_attention, comm_overlap=a.overlap, allreduce_algorithm=a.allreduce,
         weight_dtype=a.weight_dtype, kv_dtype=a.kv_dtype, act_dtype=a.act_dtype,
         compute_dtype=a.compute_dtype,
         efficiency=Efficiency(mfu=a.mfu, mbu=a.mbu, step_overhead_s=a.overhead_ms / 1e3),
@@ -242,10 +251,11 @@ def cmd_roofline(a: argparse.Namespace) -> None:
 
 def _label(d: Deployment) -> str:
     e = d.efficiency
+    comm = (f"communication overlap {d.comm_overlap:g}, all-reduce {d.allreduce_algorithm}")
     if e == Efficiency():
-        return "pure roofline bound (all efficiencies 1, no overhead, no communication)"
+        return f"pure roofline bound (all efficiencies 1, no overhead); {comm}"
     return (f"efficiencies mfu={e.mfu:g} mbu={e.mbu:g} overhead={e.step_overhead_s * 1e3:g} ms; "
-            "communication not modelled")
+            f"{comm}")
 
 
 def build_parser() -> argparse.ArgumentParser:
