@@ -72,6 +72,13 @@ from .serving import (
     shared_prefix_kv_bytes,
 )
 from .specs import ROOFLINE, Attention, Deployment, Efficiency, Hardware, Model, MoE, Price
+from .speculative import (
+    SpeculativeResult,
+    best_speculation_k,
+    expected_accepted_from_table,
+    expected_accepted_tokens,
+    speculative_decode,
+)
 from .tables import hardware_table, model_table
 from .units import Q_, registry
 from .validation import load_measurements, measured_vs_bound
@@ -79,6 +86,8 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "SpeculativeResult", "best_speculation_k", "expected_accepted_from_table",
+    "expected_accepted_tokens", "speculative_decode",
     "AttentionFFNSplit", "attention_ffn_split",
     "load_measurements", "measured_vs_bound",
     "BatchingThroughput", "ChunkedPrefill", "PrefixCachedPrefill", "batching_throughput",
