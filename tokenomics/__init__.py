@@ -26,6 +26,14 @@ from .errors import (
 )
 from .hf_config import model_from_hf_config
 from .kv import kv_bytes_per_token, kv_bytes_per_token_per_layer, kv_cache_bytes
+from .kvalloc import (
+    KVCapacity,
+    LengthDistribution,
+    kv_capacity_sequences,
+    kv_waste_fraction,
+    kv_waste_fraction_over_decode,
+    max_batch_ratio,
+)
 from .memory import (
     MemoryFit,
     devices_needed,
@@ -86,6 +94,8 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "KVCapacity", "LengthDistribution", "kv_capacity_sequences", "kv_waste_fraction",
+    "kv_waste_fraction_over_decode", "max_batch_ratio",
     "SpeculativeResult", "best_speculation_k", "expected_accepted_from_table",
     "expected_accepted_tokens", "speculative_decode",
     "AttentionFFNSplit", "attention_ffn_split",
