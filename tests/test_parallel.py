@@ -264,3 +264,21 @@ def test_doubling_scale_up_bandwidth_never_slows_anything(model_id, b, c, f):
     r, r2 = tk.decode(d, b, c, on_oom="mark"), tk.decode(fast, b, c, on_oom="mark")
     assert r2.step_time_s <= r.step_time_s * (1 + 1e-12)
     assert math.isfinite(r2.step_time_s)
+
+
+def test_prefill_pipeline_microbatches_by_gpipe_formula():
+    # pp=2, 4 micro-batches of 2 prompts: (4 + 2 - 1) = 5 stage times of half the model at
+    # batch 2, against the whole batch of 8 passing the 2 stages once (2 stage times at 8).
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4, pp=2, weight_dtype="fp8",
+                      compute_dtype="fp8")
+    one = tk.prefill(d, 2048, batch=8)
+    four = tk.prefill(d, 2048, batch=8, microbatches=4)
+    ref = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4, weight_dtype="fp8",
+                        compute_dtype="fp8", usable_memory_fraction=1.0)
+    stage8 = tk.prefill(ref, 2048, batch=8, on_oom="mark").roofline_s / 2
+    stage2 = tk.prefill(ref, 2048, batch=2, on_oom="mark").roofline_s / 2
+    assert one.roofline_s == pytest.approx(2 * stage8)
+    assert four.roofline_s == pytest.approx(5 * stage2)
+    assert four.flops_per_device == pytest.approx(one.flops_per_device)
+    with pytest.raises(tk.TokenomicsError, match="microbatches"):
+        tk.prefill(d, 2048, batch=8, microbatches=0)

@@ -208,3 +208,15 @@ def test_prefix_cache_hit_never_slower(p, h):
     r = prefix_cached_prefill(dep, p, hit_rate=h)
     assert r.ttft_s <= r.ttft_uncached_s * (1 + 1e-12)
     assert r.flops <= r.flops_uncached
+
+
+def test_batching_accepts_a_parametric_distribution():
+    from tokenomics.kvalloc import LengthDistribution
+
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    dist = LengthDistribution.lognormal(200, 1.0, 8192)
+    r = batching_throughput(d, 8, 512, dist)
+    assert 2 <= r.ratio <= 4.5
+    # Weighted expected max by hand: values {1, 3} with P(3) = 0.25, two draws:
+    # P(max = 1) = 0.75^2 -> 0.5625 + 3 * 0.4375 = 1.875.
+    assert expected_max([3, 1], 2, [0.25, 0.75]) == pytest.approx(1.875)

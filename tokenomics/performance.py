@@ -250,7 +250,7 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
 
 
 def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: Any = 0,
-            on_oom: OnOOM = "raise") -> StepResult:
+            on_oom: OnOOM = "raise", microbatches: int = 1) -> StepResult:
     """Prefill (TTFT) of ``batch`` prompts, optionally on a cached prefix (midfill).
 
     Parameters
@@ -265,6 +265,10 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
         [token], 0 <= cached < prompt. With a cache hit the step computes only the new
         tokens and reads the prefix's KV instead of recomputing it (midfill).
     on_oom : {"raise", "mark"}
+    microbatches : int
+        Micro-batches the batch is split into on its way through ``pp`` pipeline stages
+        (default 1): the prefill takes :math:`(m + pp - 1)` stage times of a
+        :math:`B/m` micro-batch, the bubble :func:`tokenomics.pipeline_bubble_fraction` gives.
 
     Returns
     -------
@@ -298,11 +302,21 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
     fit = memory_fit(dep, B, P, tokens_per_step=B * T)
     if on_oom == "raise":
         ensure_fits(dep, fit, "prefill", batch=B, prompt_tokens=P)
-    costs = step_costs(dep, B, T, c, 1.0)
+    m = microbatches
+    if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or m < 1:
+        raise TokenomicsError(f"microbatches must be a positive integer, got {m!r}")
+    costs = step_costs(dep, B / m, T, c, 1.0)
     t = _time(dep, costs, dep.tp)
-    comm = _comm(dep, t, B, T, 1.0, "prefill")
+    comm = _comm(dep, t, B / m, T, 1.0, "prefill")
+    # m micro-batches through pp stages: (m + pp - 1) stage times (GPipe), a stage being
+    # 1/pp of the model; each device does 1/pp of the layers for every micro-batch.
+    span = (m + dep.pp - 1) / dep.pp
+    for k in ("roofline", "compute", "memory", "lower"):
+        t[k] = t[k] * span
+    for k in ("flops", "bytes"):
+        t[k] = t[k] * m / dep.pp
     phase = "midfill" if np.any(c > 0) else "prefill"
-    return _finish(dep, phase, t, B, P, T, B * T, fit.fits, comm)
+    return _finish(dep, phase, t, B, P, T, B * T, fit.fits, comm * span)
 
 
 def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,

@@ -381,20 +381,22 @@ def shared_prefix_kv_bytes(dep: Deployment, prefix_tokens: Any, suffix_tokens: A
 # --------------------------------------------------------------------------------------------
 # Static vs continuous batching
 # --------------------------------------------------------------------------------------------
-def expected_max(samples: Any, n: Any) -> Any:
-    """Expected maximum of ``n`` draws (with replacement) from an empirical distribution.
+def expected_max(samples: Any, n: Any, probabilities: Any = None) -> Any:
+    """Expected maximum of ``n`` independent draws from a discrete distribution.
 
     Parameters
     ----------
     samples : array_like
-        Observed values (e.g. output lengths [token]).
+        Observed values (e.g. output lengths [token]), or the support of a distribution.
     n : int or array_like
         Draws, >= 1.
+    probabilities : array_like, optional
+        Probability of each value of ``samples`` (default: equal, an empirical distribution).
 
     Returns
     -------
     float or numpy.ndarray
-        :math:`\\sum_i x_{(i)} [(i/m)^n - ((i-1)/m)^n]` over the sorted samples.
+        :math:`\\sum_i x_{(i)} [F_i^n - F_{i-1}^n]` over the sorted values, :math:`F` the CDF.
 
     References
     ----------
@@ -407,13 +409,21 @@ def expected_max(samples: Any, n: Any) -> Any:
     >>> expected_max([7, 7, 7], 5)
     7.0
     """
-    x = np.sort(V.non_negative(samples, "samples", "count").ravel())
+    x = V.non_negative(samples, "samples", "count").ravel()
     if x.size == 0:
         raise TokenomicsError("samples is empty; give at least one value")
+    if probabilities is None:
+        p = np.full(x.size, 1.0 / x.size)
+    else:
+        p = V.non_negative(probabilities, "probabilities", "count").ravel()
+        if p.size != x.size or not np.isclose(p.sum(), 1.0, atol=1e-9):
+            raise TokenomicsError("probabilities must match samples one for one and sum to 1")
+    order = np.argsort(x, kind="stable")
+    x, p = x[order], p[order]
+    F = np.minimum(np.cumsum(p), 1.0)
+    F_prev = np.concatenate(([0.0], F[:-1]))
     nn = V.counts(n, "n")
-    m = x.size
-    i = np.arange(1, m + 1, dtype=float)
-    w = (i / m) ** nn[..., None] - ((i - 1) / m) ** nn[..., None]
+    w = F ** nn[..., None] - F_prev ** nn[..., None]
     return V.scalar_or_array((w * x).sum(axis=-1))
 
 
@@ -448,8 +458,10 @@ def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
         Concurrent sequences (slots).
     prompt_tokens : int
         Prompt length [token] (mean if it varies).
-    output_tokens : int or array_like
-        Output length: a fixed number, or samples of the distribution [token].
+    output_tokens : int, array_like or LengthDistribution
+        Output length: a fixed number, samples of the distribution, or a
+        :class:`~tokenomics.kvalloc.LengthDistribution` (e.g. ``LengthDistribution.lognormal``)
+        [token].
 
     Returns
     -------
@@ -481,14 +493,20 @@ def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
     """
     B = V.counts(batch, "batch")
     P = float(V.counts(prompt_tokens, "prompt_tokens", unit="token"))
-    out = V.counts(output_tokens, "output_tokens", unit="token").ravel()
-    mean_o = float(out.mean())
+    from .kvalloc import LengthDistribution
+
+    if isinstance(output_tokens, LengthDistribution):
+        out, probs = output_tokens.tokens, output_tokens.probabilities
+    else:
+        out = V.counts(output_tokens, "output_tokens", unit="token").ravel()
+        probs = np.full(out.size, 1.0 / out.size)
+    mean_o = float(np.dot(out, probs))
     ctx = P + mean_o / 2.0
     if dep.pp != 1:
         raise TokenomicsError("batching_throughput models a single pipeline stage; use pp=1")
     t_dec = np.asarray(decode(dep, B, np.ceil(ctx), on_oom="raise").time_s, float)
     t_pre_b = np.asarray(prefill(dep, P, B).time_s, float)
-    emax = np.asarray(expected_max(out, B), float)
+    emax = np.asarray(expected_max(out, B, probs), float)
     static_time = t_pre_b + emax * t_dec
     static = B * mean_o / static_time / dep.n_devices
     arrivals = B / mean_o  # prompts joining each step, on average
