@@ -1,0 +1,23 @@
+"""The README's Python tour runs as written (it must stay true)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_python_blocks_run():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert blocks
+    ns: dict = {}
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), ns)  # noqa: S102 - our own README
+    assert ns["tk"].kv_bytes_per_token(ns["l70"]) == 327_680
+
+
+def test_readme_names_the_test_command_ci_runs():
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "python -m pytest -q" in README.read_text()
+    assert ci.strip().splitlines()[-1] == "python -m pytest -q"
