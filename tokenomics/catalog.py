@@ -552,3 +552,48 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# --------------------------------------------------------------------------------------------
+# Other sourced data files (prices, tiers, assumptions)
+# --------------------------------------------------------------------------------------------
+def data_sources(folder: Path) -> dict[str, Source]:
+    """Bibliography of a data folder: every ``sources*.toml`` in it, merged (keys unique)."""
+    return load_sources(sorted(folder.glob("sources*.toml")))
+
+
+def sourced_quantity(raw: Any, field: str, path: Path | str, to: str, lo: float, hi: float,
+                     sources: Mapping[str, Source]) -> float:
+    """Parse one ``{value, unit, source[, note]}`` table of a data file into ``to`` units.
+
+    Parameters
+    ----------
+    raw : Mapping
+        The inline table as read by ``tomllib``.
+    field : str
+        Its dotted name, for error messages (e.g. ``"tiers.dram.bandwidth"``).
+    path : Path or str
+        The file, for error messages.
+    to : str
+        Canonical unit, e.g. ``"B/s"``, ``"USD/B/s"``, ``"USD/hour"``.
+    lo, hi : float
+        Plausible range in ``to`` units.
+    sources : Mapping
+        Bibliography (see :func:`data_sources`); the ``source`` key must be in it.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    CatalogError
+        Naming the file and the field: not a table, unknown key, wrong dimension, unresolved
+        source, implausible value.
+    """
+    f = _File(Path(path), sources)
+    v = f.quantity({field.rsplit(".", 1)[-1]: raw}, field.rsplit(".", 1)[-1],
+                   field.rsplit(".", 1)[0] if "." in field else "", to, lo, hi)
+    if v is None:
+        raise CatalogError(f"{path}: field {field}: a number is required here, got {raw!r}")
+    return v
