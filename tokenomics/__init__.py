@@ -16,6 +16,22 @@ from __future__ import annotations
 
 from .catalog import hardware, load_catalog, model, sources
 from .dtypes import DType, bytes_per_element, dtype, formats
+from .economics import (
+    ApiPrice,
+    DeploymentCost,
+    Energy,
+    ServingDay,
+    blended_price,
+    cost_per_million_tokens,
+    deployment_cost,
+    energy_per_token,
+    margin,
+    price,
+    price_table,
+    rental_price,
+    serving_day,
+    tco_usd_per_device_hour,
+)
 from .errors import (
     CatalogError,
     DoesNotFitError,
@@ -94,6 +110,9 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApiPrice", "DeploymentCost", "Energy", "ServingDay", "blended_price",
+    "cost_per_million_tokens", "deployment_cost", "energy_per_token", "margin", "price",
+    "price_table", "rental_price", "serving_day", "tco_usd_per_device_hour",
     "KVCapacity", "LengthDistribution", "kv_capacity_sequences", "kv_waste_fraction",
     "kv_waste_fraction_over_decode", "max_batch_ratio",
     "SpeculativeResult", "best_speculation_k", "expected_accepted_from_table",
