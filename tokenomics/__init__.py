@@ -104,12 +104,26 @@ from .speculative import (
     speculative_decode,
 )
 from .tables import hardware_table, model_table
+from .tiering import (
+    AgentStep,
+    GapDistribution,
+    ReloadOrRecompute,
+    RetentionPolicy,
+    Tier,
+    agent_step,
+    kv_tiers,
+    reload_or_recompute,
+    retention_policy,
+    tier,
+)
 from .units import Q_, registry
 from .validation import load_measurements, measured_vs_bound
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentStep", "GapDistribution", "ReloadOrRecompute", "RetentionPolicy", "Tier",
+    "agent_step", "kv_tiers", "reload_or_recompute", "retention_policy", "tier",
     "ApiPrice", "DeploymentCost", "Energy", "ServingDay", "blended_price",
     "cost_per_million_tokens", "deployment_cost", "energy_per_token", "margin", "price",
     "price_table", "rental_price", "serving_day", "tco_usd_per_device_hour",
