@@ -15,6 +15,19 @@ Every function documents its units; catalogs carry a source for every number.
 from __future__ import annotations
 
 from .catalog import hardware, load_catalog, model, sources
+from .disagg import (
+    Goodput,
+    PoolSplit,
+    SLOAttainment,
+    best_pool_ratio,
+    colocated_at_rate,
+    colocated_goodput,
+    disaggregated_at_rate,
+    disaggregated_goodput,
+    mdl_mean_wait_s,
+    mdl_wait_cdf,
+    mdl_wait_quantile_s,
+)
 from .dtypes import DType, bytes_per_element, dtype, formats
 from .economics import (
     ApiPrice,
@@ -122,6 +135,9 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "Goodput", "PoolSplit", "SLOAttainment", "best_pool_ratio", "colocated_at_rate",
+    "colocated_goodput", "disaggregated_at_rate", "disaggregated_goodput", "mdl_mean_wait_s",
+    "mdl_wait_cdf", "mdl_wait_quantile_s",
     "AgentStep", "GapDistribution", "ReloadOrRecompute", "RetentionPolicy", "Tier",
     "agent_step", "kv_tiers", "reload_or_recompute", "retention_policy", "tier",
     "ApiPrice", "DeploymentCost", "Energy", "ServingDay", "blended_price",

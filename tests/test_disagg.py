@@ -1,0 +1,477 @@
+"""Disaggregated prefill/decode serving: M/D/1 queueing against the textbook, goodput under
+SLOs, the best pool ratio, colocation with chunked prefill, and seeds S50 and S51."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tokenomics as tk
+from tokenomics.disagg import (
+    EXACT_WAIT_SPAN,
+    best_pool_ratio,
+    colocated_at_rate,
+    colocated_goodput,
+    disaggregated_at_rate,
+    disaggregated_goodput,
+    mdl_mean_wait_s,
+    mdl_wait_cdf,
+    mdl_wait_quantile_s,
+)
+from tokenomics.kv import kv_cache_bytes
+from tokenomics.memory import max_batch
+from tokenomics.performance import decode, prefill
+from tokenomics.serving import chunked_prefill, mixed_step
+
+D70 = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)    # 4 devices per instance
+D8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
+
+
+def crommelin(lam: float, S: float, t: float) -> float:
+    """Erlang/Crommelin's alternating sum, written out (usable while rho t/S is small)."""
+    rho = lam * S
+    return (1 - rho) * sum((lam * (k * S - t)) ** k / math.factorial(k) * math.exp(-lam * (k * S - t))
+                           for k in range(int(math.floor(t / S)) + 1))
+
+
+# ---- M/D/1 against the textbook ------------------------------------------------------------
+def test_mdl_mean_wait_by_hand_at_two_utilisations():
+    # P-K with zero service variance: W = rho S / (2 (1 - rho)).
+    # S = 0.1 s, lambda = 5/s: rho = 0.5 -> 0.5 x 0.1 / (2 x 0.5) = 0.05 s.
+    assert mdl_mean_wait_s(5.0, 0.1) == pytest.approx(0.05, rel=1e-12)
+    # lambda = 9/s: rho = 0.9 -> 0.9 x 0.1 / (2 x 0.1) = 0.45 s (nine times the wait at 0.5).
+    assert mdl_mean_wait_s(9.0, 0.1) == pytest.approx(0.45, rel=1e-12)
+    # Half the M/M/1 wait rho S / (1 - rho), broadcast over rates.
+    w = mdl_mean_wait_s(np.array([5.0, 9.0]), 0.1)
+    np.testing.assert_allclose(w, [0.05 / 1, 0.9 * 0.1 / 0.1 / 2])
+    assert mdl_mean_wait_s(0.0, 0.1) == 0.0
+    assert isinstance(mdl_mean_wait_s(5, 0.1), float)
+
+
+def test_mdl_errors_say_the_stable_range():
+    with pytest.raises(tk.TokenomicsError, match=r"must be < 1.*unstable.*1/S = 10 per s"):
+        mdl_mean_wait_s(10.0, 0.1)
+    with pytest.raises(tk.TokenomicsError, match=r"= 1\.2 must be < 1"):
+        mdl_wait_cdf(12.0, 0.1, 0.5)
+    with pytest.raises(tk.TokenomicsError, match="arrival_rate_per_s must be >= 0"):
+        mdl_mean_wait_s(-1.0, 0.1)
+    with pytest.raises(tk.TokenomicsError, match="service_time_s must be > 0"):
+        mdl_mean_wait_s(1.0, 0.0)
+    with pytest.raises(tk.TokenomicsError, match="wait_s must be >= 0"):
+        mdl_wait_cdf(1.0, 0.1, -0.1)
+    with pytest.raises(tk.TokenomicsError, match=r"probability must be in \(0, 1\)"):
+        mdl_wait_quantile_s(1.0, 0.1, 1.0)
+
+
+def test_wait_cdf_by_hand():
+    # P(W = 0) = 1 - rho: the share of arrivals that find the server idle.
+    assert mdl_wait_cdf(5.0, 0.1, 0.0) == pytest.approx(0.5)
+    # P(W <= S) = (1 - rho) e^rho (Crommelin's k = 0 term; the k = 1 term is 0): 0.5 e^0.5.
+    assert mdl_wait_cdf(5.0, 0.1, 0.1) == pytest.approx(0.5 * math.exp(0.5), rel=1e-12)
+    # P(W <= 2S) = (1 - rho)(e^{2 rho} - rho e^rho) = 0.5 (e - 0.5 e^0.5) = 0.9469.
+    assert mdl_wait_cdf(5.0, 0.1, 0.2) == pytest.approx(0.5 * (math.e - 0.5 * math.exp(0.5)))
+
+
+@pytest.mark.parametrize("lam,S,t", [(5, 0.1, 0.05), (5, 0.1, 0.37), (9, 0.1, 0.85),
+                                     (9.5, 0.1, 1.234), (2, 0.3, 0.9), (0.5, 1.0, 7.5)])
+def test_wait_cdf_equals_crommelins_alternating_sum(lam, S, t):
+    assert mdl_wait_cdf(lam, S, t) == pytest.approx(crommelin(lam, S, t), rel=1e-9)
+
+
+def test_wait_cdf_against_a_simulated_queue():
+    # Lindley recursion W_{n+1} = max(0, W_n + S - A_{n+1}), rho = 0.8, 100,000 arrivals.
+    rng = np.random.default_rng(7)
+    lam, S = 8.0, 0.1
+    A = rng.exponential(1 / lam, 100_000)
+    W = np.empty(A.size)
+    w = 0.0
+    for i, a in enumerate(A):
+        W[i] = w
+        w = max(0.0, w + S - a)
+    W = W[5000:]                                      # drop the warm-up
+    t = np.array([0.0, 0.05, 0.1, 0.2, 0.5, 1.0])
+    sim = (W[:, None] <= t[None, :]).mean(axis=0)
+    np.testing.assert_allclose(mdl_wait_cdf(lam, S, t), sim, atol=0.02)
+    assert W.mean() == pytest.approx(mdl_mean_wait_s(lam, S), rel=0.1)     # 0.2 s
+
+
+def test_wait_cdf_integrates_to_the_pk_mean():
+    # E[W] = integral of P(W > t) dt: rho = 0.8 gives 0.8 / (2 x 0.2) = 2 S.
+    S = 1.0
+    t = np.linspace(0.0, 80.0, 8001)
+    F = mdl_wait_cdf(0.8, S, t)
+    assert np.all(np.diff(F) >= -1e-15)
+    tail = 1 - F
+    area = float(np.sum((tail[1:] + tail[:-1]) / 2 * np.diff(t)))
+    assert area == pytest.approx(mdl_mean_wait_s(0.8, S), rel=1e-4)
+
+
+def test_wait_tail_beyond_the_exact_span_and_heavy_traffic():
+    # rho = 0.99: the diffusion approximation rho exp(-2 (1 - rho) t / (rho S)) is close.
+    tail = 1 - mdl_wait_cdf(0.99, 1.0, np.array([200.0, 500.0]))
+    approx = 0.99 * np.exp(-2 * 0.01 * np.array([200.0, 500.0]) / 0.99)
+    np.testing.assert_allclose(tail, approx, rtol=0.1)
+    # Across the switch to the exponential continuation: continuous and monotone.
+    x = EXACT_WAIT_SPAN + np.array([-1.0, -1e-9, 0.0, 1e-9, 1.0, 100.0])
+    F = mdl_wait_cdf(0.999, 1.0, x)
+    assert np.all(np.diff(F) >= 0)
+    assert F[1] == pytest.approx(F[3], abs=1e-9)
+    assert mdl_wait_quantile_s(0.999, 1.0, 0.9999) > EXACT_WAIT_SPAN
+
+
+def test_wait_quantile_by_hand():
+    assert mdl_wait_quantile_s(5.0, 0.1, 0.5) == 0.0            # p <= 1 - rho
+    # p = (1 - rho) e^rho = 0.8244 is reached exactly at t = S.
+    assert mdl_wait_quantile_s(5.0, 0.1, 0.5 * math.exp(0.5)) == pytest.approx(0.1, rel=1e-9)
+
+
+@given(rho=st.floats(0.0, 0.995), x=st.floats(0.0, 60.0), dx=st.floats(0.0, 5.0),
+       drho=st.floats(0.0, 0.004))
+def test_wait_cdf_properties(rho, x, dx, drho):
+    F = mdl_wait_cdf(rho, 1.0, np.array([x, x + dx]))
+    assert 1 - rho - 1e-12 <= F[0] <= F[1] + 1e-12 and F[1] <= 1.0
+    assert mdl_wait_cdf(rho + drho, 1.0, x) <= F[0] + 1e-12   # busier: never shorter waits
+
+
+@given(rho=st.floats(0.01, 0.98), p=st.floats(0.02, 0.995))
+def test_wait_quantile_inverts_the_cdf(rho, p):
+    q = mdl_wait_quantile_s(rho / 0.2, 0.2, p)
+    assert q >= 0 and math.isfinite(q)
+    if q > 0:
+        assert mdl_wait_cdf(rho / 0.2, 0.2, q) == pytest.approx(p, abs=1e-7)
+    else:
+        assert p <= 1 - rho + 1e-12
+
+
+@given(lam=st.floats(0.0, 9.9), dl=st.floats(0.0, 0.09))
+def test_mean_wait_grows_with_rate(lam, dl):
+    w = mdl_mean_wait_s(lam, 0.1)
+    assert 0 <= w <= mdl_mean_wait_s(lam + dl, 0.1)
+    assert w == pytest.approx(0.5 * lam * 0.1 * 0.1 / (1 - lam * 0.1))    # half of M/M/1
+
+
+# ---- disaggregated: the pieces by hand ------------------------------------------------------
+def test_disaggregated_goodput_by_hand():
+    # Llama 3.1 70B on 4 x H100 per instance, 2,048 in / 256 out, TTFT <= 1 s for 90%,
+    # TPOT <= 33 ms, 3 prefill + 1 decode instances, KV over 200 GB/s with 10 us latency.
+    g = disaggregated_goodput(D70, D70, 3, 1, 2048, 256, 1.0, 0.033)
+    S_p = prefill(D70, 2048).time_s                          # 90.5 ms at batch 1
+    kv = 2048 * 327_680                                      # BF16 KV: 80 x 8 x 128 x 2 x 2 B
+    assert kv_cache_bytes(D70.model, 2048) == kv
+    t_x = 10e-6 + kv / 200e9                                 # 3.37 ms
+    # Decode: memory holds 205 sequences at 2,048 + 128 tokens; their step is 23.7 ms < 33
+    # ms, so memory binds one decode instance at 205 / (256 x 23.7 ms) = 33.7 req/s.
+    bm = max_batch(D70, 2048 + 128)
+    t_bm = decode(D70, bm, 2176).step_time_s
+    assert bm == 205 and t_bm < 0.033
+    assert g.rate_limits_per_s["memory"] == pytest.approx(bm / (256 * t_bm))
+    # Prefill: the utilisation at which P(W <= 1 s - S_p - t_x) = 0.9 (x = 10.0 S_p).
+    x = (1.0 - S_p - t_x) / S_p
+    rho = g.rate_limits_per_s["ttft"] * S_p / 3
+    assert crommelin(rho / S_p, S_p, x * S_p) == pytest.approx(0.9, abs=1e-4)
+    assert 0.88 < rho < 0.9
+    # 3 x 0.893 / 90.5 ms = 29.6 req/s < 33.7: TTFT binds; per device / 16.
+    assert g.binding == "ttft" and g.rate_per_s == pytest.approx(29.6, abs=0.05)
+    assert g.n_devices == 16
+    assert g.goodput_per_s_per_device == pytest.approx(g.rate_per_s / 16)
+    assert g.output_tokens_per_s_per_device == pytest.approx(g.rate_per_s * 256 / 16)
+    # TTFT at that rate: the mean is the P-K wait plus service plus transfer; the p90 is
+    # the SLO itself (it binds).
+    assert g.ttft_mean_s == pytest.approx(mdl_mean_wait_s(rho / S_p, S_p) + S_p + t_x)
+    assert g.ttft_quantile_s == pytest.approx(1.0, abs=1e-4)
+    assert g.tpot_s <= 0.033 and g.prefill_utilisation == pytest.approx(rho)
+
+
+def test_disaggregated_at_rate_matches_the_queue():
+    r = disaggregated_at_rate(D70, D70, 2, 1, 2048, 256, 1.0, 0.033, 10.0)
+    S_p = prefill(D70, 2048).time_s
+    t_x = 10e-6 + 2048 * 327_680 / 200e9
+    assert r.prefill_utilisation == pytest.approx(5 * S_p)
+    assert r.ttft_attainment == pytest.approx(mdl_wait_cdf(5.0, S_p, 1.0 - S_p - t_x))
+    # Little's law on the decode instance: B = 10/s x 256 x TPOT(B).
+    assert r.decode_batch == pytest.approx(10 * 256 * r.tpot_s, rel=1e-9)
+    assert r.tpot_met and r.meets_slo and r.goodput_per_s == pytest.approx(10 * r.attainment)
+
+
+CAP_P = 1 / prefill(D8, 2048).time_s          # one Llama 3.1 8B prefill instance: 33 req/s
+
+
+@given(frac=st.floats(0.0, 1.5))
+def test_goodput_falls_to_zero_at_the_prefill_pools_capacity(frac):
+    # 1 prefill + 4 decode instances of Llama 3.1 8B on one H100 each: decode never binds,
+    # the prefill queue does. Goodput = rate x P(TTFT <= SLO): never negative, never NaN,
+    # never above the rate, and 0 from the prefill pool's capacity 1/S_p on.
+    rate = frac * CAP_P
+    r = disaggregated_at_rate(D8, D8, 1, 4, 2048, 256, 2.0, 0.05, rate)
+    assert math.isfinite(r.goodput_per_s) and 0.0 <= r.goodput_per_s <= rate + 1e-12
+    assert 0.0 <= r.attainment <= 1.0
+    if frac >= 1.0:
+        assert r.goodput_per_s == 0.0 and r.ttft_mean_s == math.inf
+    if 0.9999 <= frac < 1.0:
+        assert r.goodput_per_s < 0.3 * rate
+
+
+def test_goodput_vanishes_approaching_capacity():
+    rates = CAP_P * np.array([0.5, 0.9, 0.99, 0.999, 0.99999, 1.0, 2.0])
+    g = disaggregated_at_rate(D8, D8, 1, 4, 2048, 256, 2.0, 0.05, rates).goodput_per_s
+    assert np.all(np.isfinite(g)) and np.all(g >= 0)
+    assert g[4] < 0.01 * rates[4] and g[5] == 0 and g[6] == 0
+    assert np.all(np.diff(g[2:]) <= 0)          # past the peak it only falls
+
+
+@given(f1=st.floats(0.5, 0.98), f2=st.floats(0.5, 0.98), bw=st.floats(5e9, 400e9),
+       ttft=st.floats(0.5, 3.0))
+def test_disaggregated_goodput_monotone_in_slo_fraction_link_and_ttft(f1, f2, bw, ttft):
+    lo, hi = sorted((f1, f2))
+    args = (D8, D8, 2, 1, 2048, 256)
+    base = disaggregated_goodput(*args, ttft, 0.02, hi, bw).rate_per_s
+    assert base > 0
+    assert disaggregated_goodput(*args, ttft, 0.02, lo, bw).rate_per_s >= base * (1 - 1e-6)
+    assert disaggregated_goodput(*args, ttft, 0.02, hi, 2 * bw).rate_per_s >= base * (1 - 1e-6)
+    assert disaggregated_goodput(*args, ttft * 1.5, 0.02, hi, bw).rate_per_s >= \
+        base * (1 - 1e-6)
+
+
+@given(n_p=st.integers(1, 6), n_d=st.integers(1, 6), tpot=st.floats(0.006, 0.05))
+def test_disaggregated_goodput_monotone_in_pools_and_tpot(n_p, n_d, tpot):
+    g = disaggregated_goodput(D8, D8, n_p, n_d, 1024, 512, 1.0, tpot)
+    assert g.rate_per_s > 0 and g.tpot_s <= tpot * (1 + 1e-9)
+    assert g.binding in ("ttft", "tpot", "memory", "link")
+    assert g.rate_per_s == min(g.rate_limits_per_s.values())
+    for more in (disaggregated_goodput(D8, D8, n_p + 1, n_d, 1024, 512, 1.0, tpot),
+                 disaggregated_goodput(D8, D8, n_p, n_d + 1, 1024, 512, 1.0, tpot),
+                 disaggregated_goodput(D8, D8, n_p, n_d, 1024, 512, 1.0, tpot * 1.2)):
+        assert more.rate_per_s >= g.rate_per_s * (1 - 1e-9)
+
+
+@given(rates=st.lists(st.floats(0.0, 80.0), min_size=2, max_size=6))
+def test_disaggregated_tpot_and_batch_grow_with_rate(rates):
+    r = disaggregated_at_rate(D8, D8, 3, 1, 1024, 512, 1.0, 0.05, sorted(rates))
+    tpot, b = np.asarray(r.tpot_s), np.asarray(r.decode_batch)
+    assert np.all(tpot[1:] >= tpot[:-1] * (1 - 1e-12)) and np.all(b[1:] >= b[:-1] - 1e-9)
+    assert np.all(np.asarray(r.goodput_per_s) >= 0)
+    assert np.all(np.isinf(tpot) == ~np.asarray(r.tpot_met) | np.isinf(tpot))   # inf: no fit
+
+
+def test_impossible_slos_name_the_binding_constraint():
+    # TPOT below the decode step at batch 1 (4.6 ms for 8B at 2,048 + 128 tokens).
+    with pytest.raises(tk.TokenomicsError, match=r"tpot binds: tpot_slo_s=0\.004 is below the "
+                                                 r"decode step at batch 1"):
+        disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 1.0, 0.004)
+    # TTFT below prefill (30.3 ms) + transfer of 268 MB at 1 GB/s (268 ms).
+    with pytest.raises(tk.TokenomicsError, match=r"ttft binds: .*prefill service time.*KV "
+                                                 r"transfer"):
+        disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 0.25, 0.05, link_bytes_per_s=1e9)
+    with pytest.raises(tk.TokenomicsError, match="tpot binds"):
+        colocated_goodput(D8, 1, 2048, 256, 1.0, 0.004)
+    with pytest.raises(tk.TokenomicsError, match=r"ttft binds: .*chunked prefill of one"):
+        colocated_goodput(D8, 1, 8192, 256, 0.1, 0.05)
+    with pytest.raises(tk.TokenomicsError, match="ttft binds"):
+        disaggregated_at_rate(D8, D8, 1, 1, 2048, 256, 0.01, 0.05, 1.0)
+    # Memory: Llama 3.1 70B on 2 H100s holds no 120K-token sequence beside its weights.
+    with pytest.raises(tk.DoesNotFitError, match="memory binds"):
+        disaggregated_goodput(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8),
+                              tk.Deployment("llama-3.1-70b", "h100-sxm", tp=2), 1, 1,
+                              120_000, 1000, 60.0, 0.5)
+
+
+def test_bad_inputs_are_errors():
+    with pytest.raises(tk.TokenomicsError, match="rate_per_s must be >= 0"):
+        disaggregated_at_rate(D8, D8, 1, 1, 2048, 256, 1.0, 0.05, -1.0)
+    with pytest.raises(tk.TokenomicsError, match="rate_per_s must be >= 0"):
+        colocated_at_rate(D8, 1, 2048, 256, 1.0, 0.05, [1.0, -2.0])
+    with pytest.raises(tk.TokenomicsError, match=r"slo_fraction must be in \(0, 1\)"):
+        disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 1.0, 0.05, slo_fraction=1.0)
+    with pytest.raises(tk.TokenomicsError, match="n_decode must be a whole number >= 1"):
+        disaggregated_goodput(D8, D8, 1, 0, 2048, 256, 1.0, 0.05)
+    with pytest.raises(tk.TokenomicsError, match="link_bytes_per_s must be > 0"):
+        disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 1.0, 0.05, link_bytes_per_s=0)
+    with pytest.raises(tk.TokenomicsError, match="same model"):
+        disaggregated_goodput(D8, D70, 1, 1, 2048, 256, 1.0, 0.05)
+    with pytest.raises(tk.TokenomicsError, match="ttft_slo_s must be > 0"):
+        colocated_goodput(D8, 1, 2048, 256, -1.0, 0.05)
+    with pytest.raises(tk.TokenomicsError, match="token_budget must be a whole number >= 2"):
+        colocated_goodput(D8, 1, 2048, 256, 1.0, 0.05, token_budget=1)
+    with pytest.raises(tk.TokenomicsError, match="at least 8 devices"):
+        best_pool_ratio(D70, D70, 7, 2048, 256, 1.0, 0.033)
+    with pytest.raises(tk.TokenomicsError, match="exceeds llama-3.1-8b's maximum context"):
+        disaggregated_goodput(D8, D8, 1, 1, 131_000, 2000, 60.0, 0.5)
+
+
+# ---- best pool ratio -------------------------------------------------------------------------
+def test_best_pool_ratio_searches_every_split():
+    s = best_pool_ratio(D70, D70, 32, 2048, 256, 1.0, 0.033)
+    # 8 instances of 4 GPUs: splits (n_p, n_d) with n_p + n_d <= 8, n_p, n_d >= 1: 28.
+    assert len(s.table) == 28
+    assert s.goodput_per_s_per_budget_device == s.table.goodput_per_s_per_budget_device.max()
+    # One decode instance takes 33.7 req/s within memory; a prefill instance ~9.9 within the
+    # TTFT SLO: six prefill instances feed two decode instances.
+    assert (s.n_prefill, s.n_decode) == (6, 2)
+    assert s.goodput.rate_per_s == pytest.approx(6 / 3 * 29.6, abs=0.1)
+    assert s.goodput.binding == "ttft"
+
+
+# ---- colocated ------------------------------------------------------------------------------
+def test_colocated_at_a_vanishing_rate_is_one_request_alone():
+    # A 1,024-token prompt within a 2,048-token budget is one chunk: the prefill alone; the
+    # TPOT is the decode step at batch 1.
+    r = colocated_at_rate(D8, 1, 1024, 128, 1.0, 0.02, 1e-9)
+    assert r.ttft_mean_s == pytest.approx(prefill(D8, 1024).time_s, rel=1e-6)
+    assert r.tpot_s == pytest.approx(decode(D8, 1, 1024 + 64).step_time_s, rel=1e-9)
+    assert r.attainment == pytest.approx(1.0)
+    # With a 512-token budget it takes 2 mixed steps of 512 prompt tokens, each charged half
+    # the prompt's causal attention (the same total as chunk 1 + chunk 2 on its prefix):
+    # within 1% of the chunk-by-chunk schedule (S24's chunked_prefill).
+    r2 = colocated_at_rate(D8, 1, 1024, 128, 1.0, 0.02, 1e-9, token_budget=512)
+    assert r2.ttft_mean_s == pytest.approx(chunked_prefill(D8, 1024, 512).ttft_s, rel=0.01)
+    assert r2.ttft_mean_s > 2 * mixed_step(D8, 0, 1088, 512).time_s      # the first chunk
+
+
+def test_colocated_goodput_at_the_binding_constraint():
+    g = colocated_goodput(D70, 4, 2048, 256, 3.0, 0.02)
+    assert g.layout == "colocated" and g.n_devices == 16
+    assert g.binding == "tpot" and g.tpot_s == pytest.approx(0.02, rel=1e-4)
+    at = colocated_at_rate(D70, 4, 2048, 256, 3.0, 0.02, [g.rate_per_s, g.rate_per_s * 1.01])
+    assert at.meets_slo[0] and not at.meets_slo[1]
+    # Little's law inside an instance: B = (rate / 4) x 256 x TPOT.
+    assert g.decode_batch == pytest.approx(g.rate_per_s / 4 * 256 * g.tpot_s)
+    # Goodput per device does not depend on the instance count (arrivals split evenly).
+    g8 = colocated_goodput(D70, 8, 2048, 256, 3.0, 0.02)
+    assert g8.goodput_per_s_per_device == pytest.approx(g.goodput_per_s_per_device, rel=1e-6)
+
+
+@given(rates=st.lists(st.floats(0.0, 150.0), min_size=2, max_size=4),
+       budget=st.sampled_from([256, 512, 2048]))
+def test_colocated_properties_over_rates(rates, budget):
+    # One Llama 3.1 8B instance; its prompt slot saturates near 1 / 30 ms = 33 req/s.
+    rates = sorted(rates)
+    r = colocated_at_rate(D8, 1, 2048, 256, 1.0, 0.03, rates, token_budget=budget)
+    g = np.asarray(r.goodput_per_s)
+    assert np.all(np.isfinite(g)) and np.all(g >= 0) and np.all(g <= np.asarray(rates) + 1e-12)
+    tpot = np.asarray(r.tpot_s)
+    assert np.all(tpot[1:] >= tpot[:-1] * (1 - 1e-12))       # busier: never faster tokens
+    att = np.asarray(r.ttft_attainment)
+    assert np.all(np.diff(att) <= 1e-9)
+    rho = np.asarray(r.prefill_utilisation)
+    assert np.all(g[rho >= 1] == 0)
+
+
+# ---- S50: goodput, not raw throughput --------------------------------------------------------
+@cache
+def coloc(inp: int, out: int, ttft: float, tpot: float, budget: int = 2048) -> float:
+    g = colocated_goodput(D70, 8, inp, out, ttft, tpot, token_budget=budget)
+    return g.goodput_per_s_per_device
+
+
+@cache
+def disagg(inp: int, out: int, ttft: float, tpot: float, total: int = 32,
+           bw: float = 200e9) -> float:
+    return best_pool_ratio(D70, D70, total, inp, out, ttft, tpot,
+                           link_bytes_per_s=bw).goodput_per_s_per_budget_device
+
+
+def test_S50_splitting_does_not_raise_raw_throughput():
+    # Llama 3.1 70B, 4 x H100 per instance, 32 GPUs, 2,048 in / 256 out, SLOs so loose that
+    # every device can be kept busy (TTFT 60 s for half the requests, TPOT 1 s).
+    # The work per request is fixed: 4 GPUs x 90.5 ms of prefill and 4 GPUs x 256 x
+    # 23.7 ms / 205 of decode at the memory-limited batch, so no split exceeds
+    # 1 / (0.362 + 0.119) = 2.08 req/s per GPU.
+    S_p = prefill(D70, 2048).time_s
+    t_bm = decode(D70, 205, 2176).step_time_s
+    bound = 1 / (4 * S_p + 4 * 256 * t_bm / 205)
+    assert bound == pytest.approx(2.08, abs=0.01)
+    s = best_pool_ratio(D70, D70, 32, 2048, 256, 60.0, 1.0, slo_fraction=0.5)
+    assert (s.n_prefill, s.n_decode) == (6, 2)
+    assert s.goodput_per_s_per_budget_device <= bound            # 2.07
+    # Colocated, the same GPUs serve both phases in mixed steps (the prompt's FLOPs fill the
+    # decode steps' idle compute): at least as much raw throughput, 2.17 req/s per GPU.
+    raw_coloc = colocated_goodput(D70, 8, 2048, 256, 60.0, 1.0,
+                                  slo_fraction=0.5).goodput_per_s_per_device
+    assert raw_coloc >= s.goodput_per_s_per_budget_device
+    assert raw_coloc == pytest.approx(2.17, abs=0.02)
+
+
+def test_S50_disaggregation_raises_goodput_under_a_strict_tpot():
+    # Same system, TTFT <= 3 s for 90%, TPOT <= 20 ms (50 tokens/s per user), a 2,048-token
+    # budget. Disaggregated (6 prefill : 2 decode): 1.79 req/s per GPU, each decode instance
+    # running 147 sequences at 20 ms. Colocated: a step carrying a ~2,020-token chunk takes
+    # 91 ms, so the TPOT SLO caps the prompt slot's utilisation at 0.45 (25 sequences
+    # decoding): 1.23 req/s per GPU.
+    strict_d, strict_c = disagg(2048, 256, 3.0, 0.02), coloc(2048, 256, 3.0, 0.02)
+    s = best_pool_ratio(D70, D70, 32, 2048, 256, 3.0, 0.02)
+    assert s.goodput.decode_batch == pytest.approx(147, abs=1)
+    c = colocated_goodput(D70, 8, 2048, 256, 3.0, 0.02)
+    assert c.prefill_utilisation == pytest.approx(0.45, abs=0.01)
+    assert c.decode_batch == pytest.approx(25, abs=1)
+    assert strict_d == pytest.approx(1.79, abs=0.01)
+    assert strict_c == pytest.approx(1.23, abs=0.01)
+    assert strict_d > 1.4 * strict_c
+    # Under a loose TPOT (100 ms) the interference no longer binds and colocation is ahead
+    # (2.17 vs 2.00 req/s per GPU): disaggregation pays for goodput, not throughput.
+    assert coloc(2048, 256, 3.0, 0.1) > 1.05 * disagg(2048, 256, 3.0, 0.1)
+
+
+def test_S50_with_step_overheads_disaggregation_beats_every_chunk_size():
+    # In the pure roofline a colocated scheduler with ~256-token chunks (about the ridge,
+    # 295 FLOP/B) lets prompts ride in the decode steps' idle compute at no cost. With a
+    # per-step overhead (2 ms) and realistic MFU 0.5 / MBU 0.8, small chunks cost steps:
+    # at TPOT <= 20 ms disaggregation (0.89 req/s per GPU) beats chunks of 256 (0.75),
+    # 512 (0.46) and 2,048 (0.36).
+    eff = tk.Efficiency(mfu=0.5, mbu=0.8, step_overhead_s=2e-3)
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4, efficiency=eff)
+    dis = best_pool_ratio(d, d, 32, 2048, 256, 3.0, 0.02).goodput_per_s_per_budget_device
+    assert dis == pytest.approx(0.887, abs=0.01)
+    for budget in (256, 512, 2048):
+        col = colocated_goodput(d, 8, 2048, 256, 3.0, 0.02, token_budget=budget)
+        assert dis > col.goodput_per_s_per_device
+
+
+# ---- S51: when disaggregation pays ----------------------------------------------------------
+def test_S51_pays_most_with_long_inputs_and_short_outputs():
+    # TTFT <= 3 s, TPOT <= 15 ms, 32 GPUs. Disaggregated / colocated goodput per GPU:
+    # 4096/128: 0.949 / 0.424 = 2.24; 2048/256: 1.67 / 0.77 = 2.17; 1024/512: 2.04 / 1.29 =
+    # 1.59; 512/1024: 1.50 / 1.42 = 1.05 (the decode work, which splitting does not help,
+    # dominates).
+    mixes = [(4096, 128), (2048, 256), (1024, 512), (512, 1024)]
+    gain = [disagg(i, o, 3.0, 0.015) / coloc(i, o, 3.0, 0.015) for i, o in mixes]
+    np.testing.assert_allclose(gain, [2.24, 2.17, 1.59, 1.05], atol=0.02)
+    assert all(a > b for a, b in zip(gain, gain[1:], strict=False))
+
+
+def test_S51_pays_most_under_strict_slos():
+    # 2,048 in / 256 out, TTFT <= 3 s: the gain falls as the TPOT SLO loosens and turns into
+    # a loss: 15 ms: 2.17, 20 ms: 1.46, 33 ms: 1.14, 100 ms: 0.92.
+    tpots = [0.015, 0.02, 0.033, 0.1]
+    gain = [disagg(2048, 256, 3.0, t) / coloc(2048, 256, 3.0, t) for t in tpots]
+    np.testing.assert_allclose(gain, [2.17, 1.46, 1.14, 0.92], atol=0.02)
+    assert all(a > b for a, b in zip(gain, gain[1:], strict=False))
+    assert gain[-1] < 1
+
+
+def test_S51_slow_link_lets_colocation_win():
+    # 4,096 in / 128 out, TTFT <= 3 s, TPOT <= 20 ms. The KV of one prompt is 1.34 GB
+    # (4,096 x 327,680 B). At 1 GB/s per prefill instance the transfers cap each prefill
+    # instance at 0.75 req/s: 7 x 0.745 / 32 = 0.163 req/s per GPU, against 0.672 colocated;
+    # at 200 GB/s the transfer takes 6.7 ms and disaggregation wins (1.02).
+    col = coloc(4096, 128, 3.0, 0.02)
+    slow, fast = disagg(4096, 128, 3.0, 0.02, bw=1e9), disagg(4096, 128, 3.0, 0.02, bw=200e9)
+    assert slow == pytest.approx(7 * 1e9 / (4096 * 327_680) / 32, rel=1e-6)
+    assert slow < col < fast
+    assert col == pytest.approx(0.672, abs=0.01) and fast == pytest.approx(1.021, abs=0.01)
+
+
+def test_S51_small_scale_favours_colocation():
+    # 2,048 in / 256 out, TTFT <= 3 s, TPOT <= 33 ms. Colocated goodput per GPU does not
+    # depend on scale (1.75). Disaggregated needs one instance of each: with 8 GPUs the only
+    # split is 1:1 and the decode instance idles (1.33 req/s per GPU); from 16 GPUs (3:1)
+    # the pools balance (2.00).
+    col = coloc(2048, 256, 3.0, 0.033)
+    small = disagg(2048, 256, 3.0, 0.033, total=8)
+    large = [disagg(2048, 256, 3.0, 0.033, total=n) for n in (16, 32, 64)]
+    assert small == pytest.approx(1.333, abs=0.01) and col == pytest.approx(1.75, abs=0.01)
+    assert small < col < min(large)
