@@ -36,5 +36,21 @@ def main(n: int = 1_000_000, repeats: int = 5) -> None:
               f"{statistics.median(times):.3f} s over {repeats} runs")
 
 
+
+def bench_sweep(n_side: int = 1000) -> None:
+    """tk.sweep over a 1000 x 1000 (batch, context) grid = 1,000,000 configurations."""
+    B, C = np.meshgrid(np.arange(1, n_side + 1), np.linspace(128, 131_072, n_side).round())
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    tk.sweep([d], B[:5, :5], C[:5, :5])
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        s = tk.sweep([d], B, C)
+        times.append(time.perf_counter() - t0)
+    print(f"sweep: {len(s):,} configurations, min {min(times):.3f} s, median "
+          f"{statistics.median(times):.3f} s")
+
+
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
+    bench_sweep()

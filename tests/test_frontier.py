@@ -1,0 +1,151 @@
+"""Closed-form Pareto frontier against the brute-force sweep; SLO queries; the SymPy oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import tokenomics as tk
+from tokenomics.frontier import best_at, decode_curve, frontier, pareto_mask, sweep
+from tokenomics.symbolic import frontier_line, ridge_batch
+
+DENSE = [("llama-3.1-8b", (1, 2, 4, 8)), ("qwen3-32b", (1, 2, 4, 8)),
+         ("llama-3.1-70b", (2, 4, 8)), ("gemma-3-27b", (1, 2))]
+HW = ["h100-sxm", "h200", "b200"]
+
+
+@st.composite
+def dense_deployment(draw):
+    model, tps = draw(st.sampled_from(DENSE))
+    tp = draw(st.sampled_from(tps))
+    hw = draw(st.sampled_from(HW))
+    fp8 = draw(st.booleans())
+    kw = dict(weight_dtype="fp8", compute_dtype="fp8", kv_dtype="fp8") if fp8 else {}
+    dep = tk.Deployment(model, hw, tp=tp, **kw)
+    assume(tk.max_batch(dep, 16_384) >= 1)   # at least one sequence fits at any test context
+    return dep
+
+
+def _brute(dep, ctx):
+    c = decode_curve(dep, ctx)
+    B = np.arange(1, c.max_batch + 1)
+    r = tk.decode(dep, B, ctx)
+    return c, B, np.asarray(r.tokens_per_s_per_user), np.asarray(r.tokens_per_s_per_device)
+
+
+@given(dep=dense_deployment(), ctx=st.integers(128, 16_384))
+def test_every_whole_batch_lies_on_the_closed_form_curve(dep, ctx):
+    c, B, x, y = _brute(dep, ctx)
+    # Between kinks the curve is a straight line in (x, y): the closed form reproduces every
+    # brute-force point to 1e-9.
+    assert np.allclose(c.throughput_at(x), y, rtol=1e-9, atol=0)
+
+
+@given(deps=st.lists(dense_deployment(), min_size=2, max_size=4), ctx=st.integers(256, 8192))
+def test_envelope_equals_brute_force_nondominated_set(deps, ctx):
+    f = frontier(deps, ctx)
+    xs, ys = [], []
+    for d in deps:
+        _, _, x, y = _brute(d, ctx)
+        xs.append(x)
+        ys.append(y)
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    keep = pareto_mask(x, y)
+    # No brute-force point lies above the closed-form envelope; each lies on its own curve
+    # (previous test), so the envelope at a brute-force Pareto point is that point or a
+    # fractional-batch point of another curve that beats it.
+    curves = [decode_curve(d, ctx) for d in deps]
+    env = np.nanmax(np.vstack([c.throughput_at(x[keep]) for c in curves]), axis=0)
+    assert np.all(y[keep] <= env * (1 + 1e-9))
+    # Frontier rows are mutually non-dominated, and no brute-force point beats one of them.
+    fx, fy = f.tokens_per_s_per_user.to_numpy(), f.tokens_per_s_per_device.to_numpy()
+    assert pareto_mask(fx, fy).all()
+    for xi, yi in zip(x[keep], y[keep], strict=True):
+        beaten = (xi >= fx * (1 + 1e-9)) & (yi >= fy * (1 + 1e-9))
+        assert not beaten.any()
+
+
+@given(deps=st.lists(dense_deployment(), min_size=1, max_size=3), ctx=st.integers(256, 8192),
+       X=st.floats(5, 400))
+def test_best_at_equals_brute_force(deps, ctx, X):
+    best_y = -1.0
+    for d in deps:
+        _, _, x, y = _brute(d, ctx)
+        ok = x >= X
+        if ok.any():
+            best_y = max(best_y, float(y[ok].max()))
+    if best_y < 0:
+        with pytest.raises(tk.TokenomicsError, match="no configuration reaches"):
+            best_at(deps, X, context_tokens=ctx)
+        return
+    r = best_at(deps, X, context_tokens=ctx)
+    assert r.tokens_per_s_per_device == pytest.approx(best_y, rel=1e-12)
+    assert r.tokens_per_s_per_user >= X
+
+
+def test_best_at_on_a_frontier_is_its_value_at_x():
+    deps = [tk.Deployment("llama-3.3-70b", h, tp=tp, weight_dtype="fp8", compute_dtype="fp8",
+                          kv_dtype="fp8") for h in ("h100-sxm", "h200") for tp in (2, 4, 8)]
+    f = frontier(deps, 4096)
+    # S23: "the service needs >= 100 tokens/s per user": the vertical line at x = 100.
+    r = best_at(f, 100)
+    curves = [decode_curve(d, 4096) for d in deps]
+    env = np.nanmax([c.throughput_at(100.0) for c in curves])
+    assert r.tokens_per_s_per_user == 100
+    assert r.tokens_per_s_per_device == pytest.approx(env, rel=1e-9)
+    with pytest.raises(tk.TokenomicsError, match="no configuration reaches 5000"):
+        best_at(f, 5000)
+
+
+def test_moe_best_at_is_exact_at_whole_batches():
+    d = tk.Deployment("qwen3-30b-a3b", "h100-sxm", weight_dtype="fp8", compute_dtype="fp8",
+                      kv_dtype="fp8")
+    _, B, x, y = _brute(d, 4096)
+    r = best_at([d], 300, context_tokens=4096)
+    assert r.tokens_per_s_per_device == pytest.approx(y[x >= 300].max(), rel=1e-12)
+
+
+def test_frontier_columns_cost_and_energy():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    f = frontier([d], 2048)
+    for col in ("tokens_per_s_per_user", "tokens_per_s_per_device", "cost_usd_per_mtok",
+                "joules_per_token", "model", "hardware", "tp", "batch"):
+        assert col in f
+    p = tk.rental_price(tk.hardware("h100-sxm")).usd
+    assert np.allclose(f.cost_usd_per_mtok, p / 3600 / f.tokens_per_s_per_device * 1e6)
+    assert np.allclose(f.joules_per_token, 700 / f.tokens_per_s_per_device)
+
+
+def test_sweep_feeds_frontier():
+    s = sweep([tk.Deployment("llama-3.1-8b", "h100-sxm")], np.arange(1, 65), 2048)
+    assert len(s) == 64 and s.tokens_per_s_per_device.is_monotonic_increasing
+    f = frontier(s, 2048)
+    assert len(f) >= 2
+
+
+def test_sympy_oracle_for_a_linear_piece():
+    # Two whole batches on one piece of a curve give alpha and beta; the SymPy line
+    # y = (1 - beta x)/(alpha n) reproduces the numeric throughput.
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    r = tk.decode(d, [2, 3, 4], 2048)
+    t = np.asarray(r.step_time_s)
+    alpha, beta = t[1] - t[0], t[0] - 2 * (t[1] - t[0])
+    x, a, b, n = sp.symbols("x alpha beta n", positive=True)
+    fy = sp.lambdify((x, a, b, n), frontier_line())
+    assert fy(1 / t[2], alpha, beta, 4) == pytest.approx(r.tokens_per_s_per_device[2],
+                                                          rel=1e-9)
+    # The ridge batch formula matches the kink the closed form finds for one operator.
+    P, Q0, Q1, bm, F1 = sp.symbols("P Q0 Q1 beta_m F1", positive=True)
+    assert sp.simplify(ridge_batch() - P * Q0 / (F1 * bm - P * Q1)) == 0
+
+
+def test_errors():
+    with pytest.raises(tk.TokenomicsError, match="deployments must be Deployment"):
+        frontier([], 2048)
+    with pytest.raises(tk.TokenomicsError, match="context_tokens is required"):
+        best_at([tk.Deployment("llama-3.1-8b", "h100-sxm")], 100)
+    with pytest.raises(tk.DoesNotFitError, match="not one sequence"):
+        decode_curve(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=2), 131_072)

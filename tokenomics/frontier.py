@@ -1,0 +1,547 @@
+"""Pareto frontiers of throughput per device against tokens per second per user.
+
+For one deployment at a fixed context, the decode step time :math:`t(B)` is a sum of
+per-operator maxima of terms linear in the batch (weights, KV, activations, FLOPs), plus
+communication (a minimum over all-reduce algorithms of terms linear in the batch) and fixed
+overheads: a **piecewise-linear**, increasing function of :math:`B` whose kinks are where an
+operator turns from memory- to compute-bound or the fastest collective algorithm changes, cut
+off where memory runs out. With :math:`x = 1/t` (tokens/s per user) and
+:math:`y = B/(n\\,t)` (tokens/s per device), on a piece :math:`t = \\alpha B + \\beta`:
+
+.. math:: y = \\frac{1 - \\beta x}{\\alpha n},
+
+a straight line in :math:`(x, y)`. So each deployment's curve is a polyline through its kinks
+(:func:`decode_curve`), the frontier over discrete choices (hardware, device count,
+parallelism, formats) is the upper envelope of polylines (:func:`frontier`), and the best
+throughput at an interactivity floor (:func:`best_at`, S23's "vertical line at 100") is found by
+inverting :math:`t` on the right piece, with no grid. MoE's distinct-expert term
+:math:`E(1 - (1 - k/E)^{B})` is not linear: its curve is drawn through the kinks plus the
+batches where 50/75/90/99% of the experts are touched, and :func:`best_at` inverts the exact
+step time by bisection on the integer batch.
+
+:mod:`tokenomics.symbolic` derives the per-piece line with SymPy as an oracle; the brute-force
+:func:`sweep` over integer batches is the reference the closed form is tested against.
+
+References
+----------
+.. [1] Seed digest S23 (interactivity vs throughput trade-off along the batch; the SLO is a
+   vertical line).
+.. [2] SemiAnalysis, "InferenceMAX" throughput-vs-interactivity curves (the form of the plot).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import _validate as V
+from .economics import cost_per_million_tokens, rental_price
+from .errors import NotPublishedError, TokenomicsError
+from .memory import max_batch
+from .operators import OPERATORS, _distinct_experts, step_costs
+from .parallel import ALGORITHMS, step_comm
+from .performance import _time
+from .specs import Deployment
+
+_MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
+
+
+def _step_time(dep: Deployment, B: Any, C: float) -> np.ndarray:
+    """Exact decode step time at real-valued batch ``B`` (no validation) [s]."""
+    b = np.asarray(B, float) / dep.pp
+    t = _time(dep, step_costs(dep, b, 1.0, C, 1.0), dep.tp)
+    costs = step_comm(dep, b, 1.0, 1.0, "decode")
+    comm = sum((c.time_s for c in costs), np.zeros_like(np.asarray(t["roofline"], float)))
+    comm = comm - np.minimum(dep.comm_overlap * comm, t["roofline"])
+    eff = dep.efficiency
+    return np.asarray(t["roofline"] + comm + eff.step_overhead_s
+                      + eff.layer_overhead_s * dep.model.num_layers, float)
+
+
+def _kinks(dep: Deployment, C: float, b_max: float) -> list[float]:
+    """Batches (real-valued, in (1, b_max)) where the piecewise-linear step time bends."""
+    eff = dep.efficiency
+    peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
+    bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
+    pp = dep.pp
+    one = {o.name: o for o in step_costs(dep, 1.0, 1.0, C, 1.0)}
+    two = {o.name: o for o in step_costs(dep, 2.0, 1.0, C, 1.0)}
+    out: list[float] = []
+    for name in OPERATORS:
+        if name == "moe_experts" and dep.model.is_moe:
+            continue
+        f1 = float(two[name].flops - one[name].flops) / (dep.tp * peak)
+        q1 = float(two[name].bytes - one[name].bytes) / (dep.tp * bw)
+        q0 = float(one[name].bytes) / (dep.tp * bw) - q1
+        f0 = float(one[name].flops) / (dep.tp * peak) - f1
+        # compute f0 + f1 b = memory q0 + q1 b
+        if f1 - q1 > 1e-30:
+            b = (q0 - f0) / (f1 - q1)
+            out.append(b * pp)
+    if dep.model.is_moe:
+        # Expert op: compute linear in b, bytes q0 + c D(b): find the crossing numerically.
+        from scipy.optimize import brentq
+
+        m = dep.model.moe
+        assert m is not None
+        f1 = float(two["moe_experts"].flops - one["moe_experts"].flops) / (dep.tp * peak)
+        wb = float(one["moe_experts"].weight_bytes) / float(_distinct_experts(m.num_experts,
+                                                                              m.top_k, 1.0))
+        act1 = float(two["moe_experts"].act_bytes - one["moe_experts"].act_bytes)
+
+        def g(b: float) -> float:
+            d = float(_distinct_experts(m.num_experts, m.top_k, b))
+            return f1 * b - (wb * d + act1 * b) / (dep.tp * bw)
+
+        lo, hi = 1.0 / pp, b_max / pp
+        if g(lo) < 0 < g(hi):
+            out.append(brentq(g, lo, hi) * pp)
+        for frac in _MOE_FRACTIONS:
+            k, E = m.top_k, m.num_experts
+            if k < E:
+                b = math.log(1 - frac) / math.log(1 - k / E)
+                out.append(b * pp)
+    # Communication: where the fastest all-reduce algorithm changes (lines cross).
+    # Each collective picks its own fastest algorithm, so kinks come per collective.
+    if dep.allreduce_algorithm == "auto" and dep.tp > 1:
+        lines: dict[str, list[tuple[float, float]]] = {}
+        for a in ALGORITHMS:
+            d = dep.with_(allreduce_algorithm=a)
+            c1 = {c.name: float(c.time_s) for c in step_comm(d, 1.0, 1.0, 1.0, "decode")}
+            c2 = {c.name: float(c.time_s) for c in step_comm(d, 2.0, 1.0, 1.0, "decode")}
+            for name in c1:
+                lines.setdefault(name, []).append((2 * c1[name] - c2[name], c2[name] - c1[name]))
+        for ls in lines.values():
+            for i in range(len(ls)):
+                for j in range(i + 1, len(ls)):
+                    (a0, a1), (b0, b1) = ls[i], ls[j]
+                    if abs(a1 - b1) > 1e-30:
+                        out.append((b0 - a0) / (a1 - b1) * pp)
+    return sorted(x for x in out if 1.0 < x < b_max)
+
+
+@dataclass(frozen=True)
+class DecodeCurve:
+    """One deployment's throughput-interactivity curve at a context.
+
+    Attributes
+    ----------
+    deployment : Deployment
+    context_tokens : float
+    batch : numpy.ndarray
+        Vertices of the curve: 1, every kink, and the largest batch that fits [sequences]
+        (real-valued; the step time is exact at each).
+    step_time_s : numpy.ndarray
+    tokens_per_s_per_user : numpy.ndarray
+    tokens_per_s_per_device : numpy.ndarray
+    max_batch : int
+        Largest whole batch that fits memory.
+    """
+
+    deployment: Deployment
+    context_tokens: float
+    batch: np.ndarray
+    step_time_s: np.ndarray
+    tokens_per_s_per_user: np.ndarray
+    tokens_per_s_per_device: np.ndarray
+    max_batch: int
+
+    def batch_at_step_time(self, t: Any) -> Any:
+        """Real batch whose step time is ``t`` (inverse on the linear pieces) [seq]; NaN
+        outside the curve's range of step times."""
+        tt = np.asarray(t, float)
+        b = np.interp(tt, self.step_time_s, self.batch)
+        lo, hi = self.step_time_s[0], self.step_time_s[-1]
+        inside = (tt >= lo * (1 - 1e-12)) & (tt <= hi * (1 + 1e-12))
+        return np.where(inside, b, np.nan)
+
+    def throughput_at(self, tokens_per_s_per_user: Any) -> Any:
+        """Tokens/s per device on this curve at an interactivity [token/s]; NaN off the curve.
+
+        Exact on linear pieces: :math:`y = (1 - \\beta x)/(\\alpha n)`.
+        """
+        x = np.asarray(tokens_per_s_per_user, float)
+        b = self.batch_at_step_time(1.0 / x)
+        return b * x / self.deployment.n_devices
+
+
+def decode_curve(dep: Deployment, context_tokens: float) -> DecodeCurve:
+    """The vertices of a deployment's decode curve at a context (closed form, no grid).
+
+    Parameters
+    ----------
+    dep : Deployment
+    context_tokens : float
+        KV length per sequence [token].
+
+    Returns
+    -------
+    DecodeCurve
+
+    Raises
+    ------
+    DoesNotFitError
+        (as :func:`tokenomics.max_batch` reports 0) when not one sequence fits.
+
+    Notes
+    -----
+    Kinks: operator :math:`o` turns compute-bound at
+    :math:`b^* = (q_0 - f_0)/(f_1 - q_1)` (its compute time :math:`f_0 + f_1 b` meets its
+    memory time :math:`q_0 + q_1 b`); collective algorithms swap where their lines cross; MoE
+    experts cross where :math:`f_1 b = (w D(b) + a b)/\\beta`. Batches are scaled by ``pp``
+    (micro-batches).
+
+    References
+    ----------
+    .. [1] Seed digest S23.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> c = decode_curve(tk.Deployment("llama-3.1-8b", "h100-sxm"), 2048)
+    >>> bool(np.all(np.diff(c.tokens_per_s_per_user) < 0))   # slower per user as B grows
+    True
+    """
+    C = float(V.counts(context_tokens, "context_tokens", unit="token"))
+    V.context_within(dep.model, np.asarray(C), dep.allow_beyond_max_context)
+    bm = int(max_batch(dep, C))
+    if bm < 1:
+        from .errors import DoesNotFitError
+
+        raise DoesNotFitError(f"{dep.model.id} on {dep.n_devices} x {dep.hardware.id}: not one "
+                              f"sequence of {C:g} tokens fits beside the weights")
+    pts = sorted({1.0, float(bm), *_kinks(dep, C, float(bm))})
+    B = np.asarray(pts)
+    t = _step_time(dep, B, C)
+    return DecodeCurve(deployment=dep, context_tokens=C, batch=B, step_time_s=t,
+                       tokens_per_s_per_user=1.0 / t,
+                       tokens_per_s_per_device=B / t / dep.n_devices, max_batch=bm)
+
+
+def _config(dep: Deployment) -> dict[str, Any]:
+    return dict(model=dep.model.id, hardware=dep.hardware.id, n_devices=dep.n_devices,
+                tp=dep.tp, pp=dep.pp, ep=dep.ep, dp_attention=dep.dp_attention,
+                weight_dtype=dep.weight_dtype, kv_dtype=dep.kv_dtype,
+                compute_dtype=dep.compute_dtype)
+
+
+def _price(dep: Deployment, prices: dict[str, float] | None) -> float:
+    if prices and dep.hardware.id in prices:
+        return float(prices[dep.hardware.id])
+    try:
+        return rental_price(dep.hardware).usd
+    except NotPublishedError:
+        return float("nan")
+
+
+def _label(dep: Deployment) -> str:
+    return (f"{dep.model.id} | {dep.n_devices}x{dep.hardware.id} tp{dep.tp}"
+            + (f" pp{dep.pp}" if dep.pp > 1 else "") + (f" ep{dep.ep}" if dep.ep > 1 else "")
+            + (f" dpa{dep.dp_attention}" if dep.dp_attention > 1 else "")
+            + f" {dep.weight_dtype}/{dep.kv_dtype}/{dep.compute_dtype}")
+
+
+def _dominated(x: np.ndarray, y: np.ndarray, rel: float = 1e-12) -> np.ndarray:
+    """Mask of points dominated by another (>= in both, beyond ``rel``), vectorised.
+
+    Sorting by ``x`` descending (ties: ``y`` descending), a point is dominated when an earlier
+    point has a ``y`` at least as large: a running maximum.
+    """
+    order = np.lexsort((-y, -x))
+    ys = y[order]
+    prev = np.maximum.accumulate(np.concatenate(([-np.inf], ys[:-1])))
+    finite = np.isfinite(prev)
+    with np.errstate(invalid="ignore"):
+        dom_sorted = finite & (ys <= np.where(finite, prev + rel * np.abs(prev), 0.0))
+    dom = np.empty_like(dom_sorted)
+    dom[order] = dom_sorted
+    return dom
+
+
+def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
+             include_dominated: bool = False) -> pd.DataFrame:
+    """Upper envelope of the decode curves of several deployments (closed form).
+
+    Parameters
+    ----------
+    deployments : Deployment, iterable of Deployment, or DataFrame from :func:`sweep`
+        The discrete choices. A sweep's rows are reduced to their deployments.
+    context_tokens : float
+        KV length per sequence [token].
+    prices : dict, optional
+        USD per device-hour by hardware id; default each device's latest catalog rental price
+        (NaN cost where none is published).
+    include_dominated : bool
+        Keep every curve's vertices (with a ``dominated`` flag) instead of the envelope only.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per envelope vertex, sorted by interactivity: ``tokens_per_s_per_user``,
+        ``tokens_per_s_per_device``, ``step_time_s``, ``batch``, ``cost_usd_per_mtok``,
+        ``joules_per_token`` (at TDP), ``label`` and the configuration columns (``model``,
+        ``hardware``, ``n_devices``, ``tp``, ``pp``, ``ep``, ``dp_attention``, formats,
+        ``context_tokens``). Vertices include the crossings where one curve overtakes another.
+
+    Notes
+    -----
+    Between vertices a curve is a straight line in (x, y) (module notes), so the envelope of
+    polylines is exact once crossing points are added: for segments
+    :math:`y = a_i + b_i x` the crossing is :math:`x = (a_j - a_i)/(b_i - b_j)`.
+
+    References
+    ----------
+    .. [1] Seed digest S23.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> f = frontier([tk.Deployment("llama-3.1-8b", "h100-sxm"),
+    ...               tk.Deployment("llama-3.1-8b", "h200")], 2048)
+    >>> bool((f.hardware == "h200").any())
+    True
+    """
+    deps = _deployments(deployments)
+    curves = [decode_curve(d, context_tokens) for d in deps]
+    rows = []
+    segs = []
+    for ci, c in enumerate(curves):
+        for b, t, x, y in zip(c.batch, c.step_time_s, c.tokens_per_s_per_user,
+                              c.tokens_per_s_per_device, strict=True):
+            rows.append((ci, float(b), float(t), float(x), float(y)))
+        for k in range(len(c.batch) - 1):
+            x0, x1 = c.tokens_per_s_per_user[k], c.tokens_per_s_per_user[k + 1]
+            y0, y1 = c.tokens_per_s_per_device[k], c.tokens_per_s_per_device[k + 1]
+            segs.append((ci, k, x1, x0, y1, y0))  # x1 < x0 (x falls with batch)
+    # Crossings between segments of different curves.
+    if len(curves) > 1 and segs:
+        s = np.asarray(segs, float)
+        cid, xl, xr, yl, yr = s[:, 0], s[:, 2], s[:, 3], s[:, 4], s[:, 5]
+        slope = (yr - yl) / np.where(xr > xl, xr - xl, np.inf)
+        icpt = yl - slope * xl
+        i, j = np.triu_indices(len(s), 1)
+        keep = cid[i] != cid[j]
+        i, j = i[keep], j[keep]
+        ds = slope[i] - slope[j]
+        ok = np.abs(ds) > 1e-300
+        i, j, ds = i[ok], j[ok], ds[ok]
+        xc = (icpt[j] - icpt[i]) / ds
+        inside = ((xc > np.maximum(xl[i], xl[j])) & (xc < np.minimum(xr[i], xr[j])))
+        for a, xv in zip(i[inside], xc[inside], strict=True):
+            ci = int(cid[a])
+            c = curves[ci]
+            b = float(c.batch_at_step_time(1.0 / xv))
+            rows.append((ci, b, 1.0 / xv, xv, b * xv / c.deployment.n_devices))
+    # Where a curve ends, the envelope may step down to another curve: add the other curves'
+    # points at every curve's end interactivities, and the points where another curve falls
+    # to the height of a curve's end (beyond it, that end dominates them).
+    if len(curves) > 1:
+        ends_x = sorted({float(c.tokens_per_s_per_user[k]) for c in curves for k in (0, -1)})
+        ends_y = sorted({float(c.tokens_per_s_per_device[-1]) for c in curves})
+        for ci, c in enumerate(curves):
+            n_dev = c.deployment.n_devices
+            ys = c.throughput_at(np.asarray(ends_x))
+            for xv, yv in zip(ends_x, ys, strict=True):
+                if np.isfinite(yv):
+                    rows.append((ci, float(yv * n_dev / xv), 1.0 / xv, xv, float(yv)))
+            # y falls along the curve as x rises: invert y(x) on each straight segment
+            cx, cy = c.tokens_per_s_per_user, c.tokens_per_s_per_device
+            for Y in ends_y:
+                idx = np.nonzero((cy[:-1] <= Y) & (cy[1:] >= Y) & (cy[1:] > cy[:-1]))[0]
+                for si in idx:
+                    w = (Y - cy[si]) / (cy[si + 1] - cy[si])
+                    xv = float(cx[si] + w * (cx[si + 1] - cx[si]))
+                    yv = float(c.throughput_at(xv))
+                    if np.isfinite(yv):
+                        rows.append((ci, float(yv * n_dev / xv), 1.0 / xv, xv, yv))
+    arr = np.asarray(rows, float)
+    x, y = arr[:, 3], arr[:, 4]
+    # Keep the points on the envelope (no curve higher at the same x), then the Pareto set.
+    env = np.nanmax(np.vstack([c.throughput_at(x) for c in curves]), axis=0)
+    below = y < env * (1 - 1e-12)
+    dom = _dominated(x, y) | below
+    out = []
+    for (ci, b, t, xv, yv), d in zip(rows, dom, strict=True):
+        if d and not include_dominated:
+            continue
+        dep = curves[int(ci)].deployment
+        p = _price(dep, prices)
+        tdp = dep.hardware.tdp_w
+        out.append(dict(
+            tokens_per_s_per_user=xv, tokens_per_s_per_device=yv, step_time_s=t, batch=b,
+            cost_usd_per_mtok=float(cost_per_million_tokens(p, yv)) if math.isfinite(p)
+            else float("nan"),
+            joules_per_token=tdp / yv if tdp else float("nan"),
+            label=_label(dep), **_config(dep), context_tokens=float(context_tokens),
+            **({"dominated": bool(d)} if include_dominated else {})))
+    df = pd.DataFrame(out).sort_values("tokens_per_s_per_user").reset_index(drop=True)
+    return df
+
+
+def _deployments(obj: Any) -> list[Deployment]:
+    if isinstance(obj, Deployment):
+        return [obj]
+    if isinstance(obj, pd.DataFrame):
+        if "_deployment" not in obj.columns:
+            raise TokenomicsError("a DataFrame given to frontier must come from tk.sweep "
+                                  "(it carries the deployments)")
+        seen: dict[int, Deployment] = {}
+        for d in obj["_deployment"]:
+            seen.setdefault(id(d), d)
+        return list(seen.values())
+    deps = list(obj)
+    if not deps or not all(isinstance(d, Deployment) for d in deps):
+        raise TokenomicsError("deployments must be Deployment objects (at least one)")
+    return deps
+
+
+def best_at(deployments: Any, min_tokens_per_s_per_user: float,
+            context_tokens: float | None = None) -> pd.Series:
+    """Best throughput per device at or above an interactivity floor (S23's vertical line).
+
+    Parameters
+    ----------
+    deployments : Deployment, iterable, or a DataFrame from :func:`frontier`
+        With a frontier, the answer is read off its envelope (the straight segment spanning
+        the floor); with deployments, each curve is inverted exactly at whole batches.
+    min_tokens_per_s_per_user : float
+        The floor [token/s].
+    context_tokens : float, optional
+        Required with deployments.
+
+    Returns
+    -------
+    pandas.Series
+        The winning point: ``tokens_per_s_per_user``, ``tokens_per_s_per_device``, ``batch``,
+        configuration columns.
+
+    Raises
+    ------
+    TokenomicsError
+        When no configuration reaches the floor; the message gives the fastest one's speed.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-70b", "h200", tp=4, weight_dtype="fp8",
+    ...                   compute_dtype="fp8")
+    >>> r = best_at([d], 100, context_tokens=4096)
+    >>> bool(r.tokens_per_s_per_user >= 100)
+    True
+    """
+    X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
+    if isinstance(deployments, pd.DataFrame) and "tokens_per_s_per_user" in deployments:
+        f = deployments.sort_values("tokens_per_s_per_user").reset_index(drop=True)
+        xs = f.tokens_per_s_per_user.to_numpy()
+        if X > xs[-1] * (1 + 1e-12):
+            raise TokenomicsError(
+                f"no configuration reaches {X:g} tokens/s per user; the fastest on this "
+                f"frontier gives {xs[-1]:.4g} ({f.label.iloc[-1]})")
+        k = int(np.searchsorted(xs, X))
+        row = f.iloc[k].copy()
+        if k > 0 and xs[k] > X and f.label.iloc[k] == f.label.iloc[k - 1]:
+            # on a straight segment of one curve: interpolate exactly
+            w = (X - xs[k - 1]) / (xs[k] - xs[k - 1])
+            for col in ("tokens_per_s_per_device", "batch", "step_time_s"):
+                row[col] = f[col].iloc[k - 1] + w * (f[col].iloc[k] - f[col].iloc[k - 1])
+            row["tokens_per_s_per_user"] = X
+        return row
+    if context_tokens is None:
+        raise TokenomicsError("context_tokens is required when giving deployments")
+    best: pd.Series | None = None
+    fastest = 0.0
+    for dep in _deployments(deployments):
+        c = decode_curve(dep, context_tokens)
+        fastest = max(fastest, float(c.tokens_per_s_per_user[0]))
+        if c.tokens_per_s_per_user[0] < X:
+            continue
+        # Largest whole batch with 1/t(B) >= X, by bisection on the exact step time.
+        lo, hi = 1, c.max_batch
+        tmax = 1.0 / X
+        if _step_time(dep, hi, c.context_tokens) <= tmax:
+            lo = hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _step_time(dep, mid, c.context_tokens) <= tmax:
+                lo = mid
+            else:
+                hi = mid
+        t = float(_step_time(dep, lo, c.context_tokens))
+        y = lo / t / dep.n_devices
+        if best is None or y > best.tokens_per_s_per_device:
+            best = pd.Series(dict(tokens_per_s_per_user=1 / t, tokens_per_s_per_device=y,
+                                  step_time_s=t, batch=float(lo), label=_label(dep),
+                                  **_config(dep)))
+    if best is None:
+        raise TokenomicsError(f"no configuration reaches {X:g} tokens/s per user; the fastest "
+                              f"gives {fastest:.4g} at batch 1")
+    return best
+
+
+def sweep(deployments: Any, batch: Any, context_tokens: Any,
+          prices: dict[str, float] | None = None) -> pd.DataFrame:
+    """Brute-force decode sweep: every deployment at every (batch, context), vectorised.
+
+    Parameters
+    ----------
+    deployments : Deployment or iterable of Deployment
+    batch, context_tokens : array_like
+        Broadcast together per deployment (pass a grid with ``np.meshgrid``).
+    prices : dict, optional
+        USD per device-hour by hardware id (default: catalog rental prices).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per point: configuration columns, ``batch``, ``context_tokens``,
+        ``step_time_s``, ``tokens_per_s_per_user``, ``tokens_per_s_per_device``, ``bound``,
+        ``fits``, ``cost_usd_per_mtok``, ``joules_per_token``, ``label``; the private column
+        ``_deployment`` lets :func:`frontier` reuse the deployments.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> s = sweep([tk.Deployment("llama-3.1-8b", "h100-sxm")], [1, 8, 64], 2048)
+    >>> len(s)
+    3
+    """
+    from .performance import decode
+
+    frames = []
+    for dep in _deployments(deployments):
+        r = decode(dep, batch, context_tokens, on_oom="mark").to_frame()
+        p = _price(dep, prices)
+        df = pd.DataFrame({
+            "batch": r.batch, "context_tokens": r.context_tokens,
+            "step_time_s": r.time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
+            "tokens_per_s_per_device": r.tokens_per_s_per_device, "bound": r.bound,
+            "fits": r.fits})
+        df["cost_usd_per_mtok"] = (p / 3600.0 / df.tokens_per_s_per_device * 1e6
+                                   if math.isfinite(p) else np.nan)
+        df["joules_per_token"] = (dep.hardware.tdp_w / df.tokens_per_s_per_device
+                                  if dep.hardware.tdp_w else np.nan)
+        df["label"] = _label(dep)
+        for k, v in _config(dep).items():
+            df[k] = v
+        df["_deployment"] = [dep] * len(df)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def pareto_mask(x: Any, y: Any) -> np.ndarray:
+    """Mask of the non-dominated points (higher ``x`` and higher ``y`` are both better).
+
+    Examples
+    --------
+    >>> pareto_mask([1, 2, 3], [3, 2, 1]).tolist()
+    [True, True, True]
+    >>> pareto_mask([1, 2], [1, 2]).tolist()
+    [False, True]
+    """
+    xa = np.asarray(x, float).ravel()
+    ya = np.asarray(y, float).ravel()
+    return ~_dominated(xa, ya)
