@@ -57,3 +57,28 @@ def test_argparse_errors_are_one_line():
     with pytest.raises(SystemExit) as exc:
         main(["decode"])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("args, cols", [
+    (["frontier", "llama-3.1-8b", "--hardware", "h100-sxm", "h200", "--tp", "1", "2",
+      "--context", "2048", "--slo", "100"], {"tokens_per_s_per_user", "cost_usd_per_mtok"}),
+    (["cost", "llama-3.1-8b", "h100-sxm", "--batch", "32", "--context", "2048"],
+     {"phase", "usd_per_mtok"}),
+    (["disagg", "llama-3.1-8b", "h100-sxm", "--devices", "8", "--input", "1024", "--output",
+      "128", "--tpot", "0.05"], {"layout", "goodput_req_per_s_per_device"}),
+    (["fit", "llama-3.1-70b", "h200", "--tp", "2"], {"weights_gb", "kv_gb"}),
+    (["prefill", "llama-3.1-8b", "h100", "--prompt", "4096"], {"ttft_s"}),
+    (["roofline", "llama-3.1-8b", "h100", "--phase", "prefill"], {"operator", "bound"}),
+    (["hardware"], {"id", "mem_bw_tb_per_s"}),
+    (["models"], {"id", "params_total_b"}),
+])
+def test_every_command_writes_parseable_csv(args, cols, tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    assert main([*args, "--csv", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert cols <= set(df.columns) and len(df) >= 1
+
+
+def test_frontier_command_errors(capsys):
+    assert main(["frontier", "llama-3.1-405b", "--hardware", "l40s", "--tp", "1"]) == 2
+    assert "no configuration fits" in capsys.readouterr().err

@@ -249,6 +249,95 @@ def cmd_roofline(a: argparse.Namespace) -> None:
           f"{d.compute_dtype}); {_label(d)}")
 
 
+def cmd_frontier(a: argparse.Namespace) -> None:
+    from .frontier import best_at, frontier
+
+    deps, skipped = [], []
+    for hw in a.hardware:
+        for tp in a.tp:
+            try:
+                deps.append(Deployment(
+                    catalog.model(a.model), catalog.hardware(hw), tp=tp,
+                    weight_dtype=a.weight_dtype, kv_dtype=a.kv_dtype,
+                    compute_dtype=a.compute_dtype, usable_memory_fraction=a.usable_fraction))
+            except TokenomicsError as exc:
+                skipped.append(f"{hw} tp={tp}: {exc}")
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    usable = []
+    for d in deps:
+        from .memory import max_batch
+
+        if int(max_batch(d, a.context)) >= 1:
+            usable.append(d)
+        else:
+            print(f"skipped {d.hardware.id} tp={d.tp}: does not fit at {a.context} tokens",
+                  file=sys.stderr)
+    if not usable:
+        raise TokenomicsError("no configuration fits; add devices (--tp) or lower --context")
+    f = frontier(usable, a.context)
+    cols = ["tokens_per_s_per_user", "tokens_per_s_per_device", "batch", "cost_usd_per_mtok",
+            "joules_per_token", "label"]
+    _emit(f[cols + [c for c in f.columns if c not in cols]], a,
+          f"Pareto frontier (pure roofline bound) of {a.model} at {a.context} tokens")
+    if a.slo is not None:
+        r = best_at(f, a.slo)
+        print(f"best at >= {a.slo:g} tokens/s per user: {r.tokens_per_s_per_device:.6g} "
+              f"tokens/s per device with {r.label} (batch {r.batch:.4g})")
+
+
+def cmd_cost(a: argparse.Namespace) -> None:
+    from .economics import deployment_cost, energy_per_token
+
+    d = _deployment(a)
+    c = deployment_cost(d, a.batch[0], a.context[0], prompt_tokens=a.prompt,
+                        usd_per_device_hour=a.price, tier=a.tier)
+    pre = energy_per_token(c.input_tokens_per_s_per_device, d.hardware) \
+        if d.hardware.tdp_w else None
+    dec = energy_per_token(c.output_tokens_per_s_per_device, d.hardware) \
+        if d.hardware.tdp_w else None
+    rows = [
+        dict(phase="input (prefill)", usd_per_mtok=c.input_usd_per_mtok,
+             tokens_per_s_per_device=c.input_tokens_per_s_per_device,
+             joules_per_token=pre.joules_per_token if pre else float("nan")),
+        dict(phase="cached input", usd_per_mtok=c.cached_input_usd_per_mtok,
+             tokens_per_s_per_device=float("nan"), joules_per_token=float("nan")),
+        dict(phase="output (decode)", usd_per_mtok=c.output_usd_per_mtok,
+             tokens_per_s_per_device=c.output_tokens_per_s_per_device,
+             joules_per_token=dec.joules_per_token if dec else float("nan")),
+        dict(phase=f"blended {a.input_ratio:g}:{a.output_ratio:g}, hit rate {a.hit_rate:g}",
+             usd_per_mtok=c.blended(a.input_ratio, a.output_ratio, a.hit_rate),
+             tokens_per_s_per_device=float("nan"), joules_per_token=float("nan")),
+    ]
+    _emit(pd.DataFrame(rows), a, f"cost per million tokens: {d.model.id} on {d.n_devices} x "
+          f"{d.hardware.id} at ${c.usd_per_device_hour:g}/device-hour, decode batch "
+          f"{a.batch[0]} at {a.context[0]} tokens; {_label(d)}")
+
+
+def cmd_disagg(a: argparse.Namespace) -> None:
+    from .disagg import best_pool_ratio, colocated_goodput
+
+    d = _deployment(a)
+    split = best_pool_ratio(d, d, a.devices, a.input, a.output, a.ttft, a.tpot,
+                            slo_fraction=a.slo_fraction, link_bytes_per_s=a.link_gbps * 1e9 / 8)
+    n_inst = max(1, a.devices // d.n_devices)
+    col = colocated_goodput(d, n_inst, a.input, a.output, a.ttft, a.tpot,
+                            slo_fraction=a.slo_fraction, token_budget=a.token_budget)
+    g = split.goodput
+    rows = [dict(layout=f"disaggregated {split.n_prefill}P:{split.n_decode}D",
+                 devices=g.n_devices, goodput_req_per_s_per_device=g.goodput_per_s_per_device,
+                 output_tokens_per_s_per_device=g.output_tokens_per_s_per_device,
+                 binding=g.binding, ttft_quantile_s=g.ttft_quantile_s, tpot_s=g.tpot_s),
+            dict(layout=f"colocated x{n_inst} (chunked prefill, budget {a.token_budget})",
+                 devices=col.n_devices,
+                 goodput_req_per_s_per_device=col.goodput_per_s_per_device,
+                 output_tokens_per_s_per_device=col.output_tokens_per_s_per_device,
+                 binding=col.binding, ttft_quantile_s=col.ttft_quantile_s, tpot_s=col.tpot_s)]
+    _emit(pd.DataFrame(rows), a, f"goodput within TTFT <= {a.ttft:g} s and TPOT <= {a.tpot:g} s "
+          f"for {a.slo_fraction:.0%} of requests: {d.model.id} on {a.devices} x {d.hardware.id}"
+          f" (instances of tp={d.tp}), {a.input} in / {a.output} out")
+
+
 def _label(d: Deployment) -> str:
     e = d.efficiency
     comm = (f"communication overlap {d.comm_overlap:g}, all-reduce {d.allreduce_algorithm}")
@@ -315,6 +404,55 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cached", type=int, default=0)
     _add_output(r)
     r.set_defaults(func=cmd_roofline)
+
+    fr = sub.add_parser("frontier", help="Pareto frontier over hardware and TP degrees",
+                        epilog="example: tokenomics frontier llama-3.3-70b --hardware h100-sxm "
+                               "h200 b200 --tp 1 2 4 8 --weight-dtype fp8 --compute-dtype fp8 "
+                               "--kv-dtype fp8 --context 4096 --slo 100")
+    fr.add_argument("model", help="model id or alias")
+    fr.add_argument("--hardware", nargs="+", default=["h100-sxm", "h200", "b200"])
+    fr.add_argument("--tp", type=int, nargs="+", default=[1, 2, 4, 8])
+    fr.add_argument("--weight-dtype")
+    fr.add_argument("--kv-dtype", default="bf16")
+    fr.add_argument("--compute-dtype")
+    fr.add_argument("--usable-fraction", type=float, default=0.9)
+    fr.add_argument("--context", type=int, default=4096)
+    fr.add_argument("--slo", type=float, help="tokens/s per user floor: print the best there")
+    _add_output(fr)
+    fr.set_defaults(func=cmd_frontier)
+
+    co = sub.add_parser("cost", help="cost per million tokens by phase, blended, energy",
+                        epilog="example: tokenomics cost llama-3.1-70b h200 --weight-dtype fp8 "
+                               "--compute-dtype fp8 --kv-dtype fp8 --batch 64 --context 4096 "
+                               "--price 3.0 --input-ratio 3 --output-ratio 1 --hit-rate 0.5")
+    _add_deployment(co)
+    co.add_argument("--batch", type=int, nargs=1, default=[64])
+    co.add_argument("--context", type=int, nargs=1, default=[4096])
+    co.add_argument("--prompt", type=int, default=None, help="prompt length (default context)")
+    co.add_argument("--price", type=float, help="USD per device-hour (default catalog rental)")
+    co.add_argument("--tier", help="catalog rental tier to use")
+    co.add_argument("--input-ratio", type=float, default=3.0)
+    co.add_argument("--output-ratio", type=float, default=1.0)
+    co.add_argument("--hit-rate", type=float, default=0.0)
+    _add_output(co)
+    co.set_defaults(func=cmd_cost)
+
+    dg = sub.add_parser("disagg", help="disaggregated vs colocated goodput under SLOs",
+                        epilog="example: tokenomics disagg llama-3.1-70b h100-sxm --tp 4 "
+                               "--devices 32 --input 2048 --output 256 --ttft 2 --tpot 0.05")
+    _add_deployment(dg)
+    dg.add_argument("--devices", type=int, default=32, help="device budget")
+    dg.add_argument("--input", type=int, default=2048, help="input tokens per request")
+    dg.add_argument("--output", type=int, default=256, help="output tokens per request")
+    dg.add_argument("--ttft", type=float, default=2.0, help="TTFT SLO [s]")
+    dg.add_argument("--tpot", type=float, default=0.05, help="TPOT SLO [s]")
+    dg.add_argument("--slo-fraction", type=float, default=0.9)
+    dg.add_argument("--link-gbps", type=float, default=1600.0,
+                    help="prefill-to-decode link per prefill instance [Gb/s per direction]")
+    dg.add_argument("--token-budget", type=int, default=2048,
+                    help="chunked-prefill token budget of the colocated layout")
+    _add_output(dg)
+    dg.set_defaults(func=cmd_disagg)
     return p
 
 
