@@ -1,0 +1,31 @@
+"""What an agent session costs.
+
+An agent step (S61) reads a ~119K-token cached prefix, adds 875 new tokens and emits 214; a
+session is ~100 steps (S60: 9.2 requests x ~9 steps) with idle gaps between requests (S62:
+median 25 minutes, heavy-tailed). This prices a step on Llama 3.1 70B (FP8 weights) on
+8 x H100, the session's steps, and what to do with the KV over a gap.
+Run: ``python examples/agent_session_cost.py``.
+"""
+
+from __future__ import annotations
+
+import tokenomics as tk
+
+dep = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8", compute_dtype="fp8")
+step = tk.agent_step(dep, batch=4)
+print(f"one agent step (4 agents stepping together): {step.time_s:.2f} s, "
+      f"${step.usd:.4f} per agent")
+print(f"  midfill {step.midfill_s * 1e3:.0f} ms, decode {step.decode_s:.2f} s; re-reading the "
+      f"cached prefix is {step.prefix_kv_share:.0%} of the time (S61: ~60%)")
+print(f"a session of ~100 steps: ${100 * step.usd:.2f} of GPU time")
+
+# Between requests: keep the KV in HBM, offload it to host DRAM, or drop it and recompute?
+rr = tk.reload_or_recompute(dep, 119_000, tier="dram")
+print(f"\nreload 119K tokens of KV from host DRAM: {float(rr.reload_s) * 1e3:.0f} ms; "
+      f"recompute it: {float(rr.recompute_s):.2f} s")
+pure = tk.retention_policy(dep, 119_000)
+print(f"retention at GPU-time prices only: keep in HBM {pure.t1_s / 60:.1f} min, "
+      f"drop after {pure.t2_s / 3600:.1f} h")
+ux = tk.retention_policy(dep, 119_000, miss_usd=1.0)
+print(f"valuing a miss (the user waits) at $1: keep in HBM {ux.t1_s / 60:.1f} min "
+      f"(S62's 'golden time': 5-10 min)")
