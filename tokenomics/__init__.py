@@ -53,6 +53,7 @@ from .errors import (
     UnitError,
     UnknownEntryError,
 )
+from .export import export_sizing_sheet, export_table_csv, spreadsheet_formula
 from .frontier import DecodeCurve, best_at, decode_curve, frontier, pareto_mask, sweep
 from .hf_config import model_from_hf_config
 from .kv import kv_bytes_per_token, kv_bytes_per_token_per_layer, kv_cache_bytes
@@ -136,6 +137,7 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "export_sizing_sheet", "export_table_csv", "spreadsheet_formula",
     "DecodeCurve", "best_at", "decode_curve", "frontier", "pareto_mask", "sweep",
     "Goodput", "PoolSplit", "SLOAttainment", "best_pool_ratio", "colocated_at_rate",
     "colocated_goodput", "disaggregated_at_rate", "disaggregated_goodput", "mdl_mean_wait_s",
