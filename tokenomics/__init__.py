@@ -87,6 +87,7 @@ from .parallel import (
 )
 from .params import param_breakdown, param_count
 from .performance import StepResult, decode, operator_table, prefill
+from .plots import plot_cost, plot_frontier, plot_memory, plot_roofline
 from .roofline import (
     attainable_flop_per_s,
     attention_decode_intensity,
@@ -137,6 +138,7 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "plot_cost", "plot_frontier", "plot_memory", "plot_roofline",
     "export_sizing_sheet", "export_table_csv", "spreadsheet_formula",
     "DecodeCurve", "best_at", "decode_curve", "frontier", "pareto_mask", "sweep",
     "Goodput", "PoolSplit", "SLOAttainment", "best_pool_ratio", "colocated_at_rate",
