@@ -82,3 +82,27 @@ def test_every_command_writes_parseable_csv(args, cols, tmp_path, capsys):
 def test_frontier_command_errors(capsys):
     assert main(["frontier", "llama-3.1-405b", "--hardware", "l40s", "--tp", "1"]) == 2
     assert "no configuration fits" in capsys.readouterr().err
+
+
+def test_report_writes_its_files(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["report", "llama-3.1-8b", "h100-sxm", "--context", "2048", "--out",
+                 str(out)]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert {"report.txt", "decode.csv", "memory.csv", "frontier.csv", "operators.csv",
+            "roofline.png", "frontier.png", "memory.png"} <= names
+    assert pd.read_csv(out / "decode.csv").tokens_per_s_per_device.dtype.kind == "f"
+    assert (out / "roofline.png").read_bytes()[:4] == b"\x89PNG"
+    assert "max batch" in (out / "report.txt").read_text()
+
+
+def test_report_picks_the_smallest_tp_that_fits(tmp_path, capsys):
+    assert main(["report", "llama-3.1-70b", "h100-sxm", "--context", "4096", "--out",
+                 str(tmp_path / "r")]) == 0
+    assert "tp=2" in capsys.readouterr().out
+
+
+def test_report_bad_input(tmp_path, capsys):
+    assert main(["report", "llama-3.1-405b", "l40s", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not fit" in err

@@ -53,7 +53,8 @@ def _add_output(p: argparse.ArgumentParser) -> None:
 def _add_deployment(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="model id or alias (see `tokenomics models`)")
     p.add_argument("hardware", help="hardware id or alias (see `tokenomics hardware`)")
-    p.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (default 1)")
+    p.add_argument("--tp", type=int, default=1,
+                   help="tensor-parallel degree (default 1; report: smallest that fits)")
     p.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
     p.add_argument("--ep", type=int, default=1,
                    help="expert parallelism: 1 (experts tensor-parallel) or equal to --tp")
@@ -338,6 +339,112 @@ def cmd_disagg(a: argparse.Namespace) -> None:
           f" (instances of tp={d.tp}), {a.input} in / {a.output} out")
 
 
+def _auto_tp(a: argparse.Namespace) -> Deployment:
+    """The smallest valid tensor-parallel degree whose memory holds one sequence."""
+    from .memory import max_batch
+
+    hw = catalog.hardware(a.hardware)
+    dom = hw.scale_up_domain_size or 1
+    errors = []
+    for tp in [t for t in (1, 2, 4, 8, 16, 32, 64, 72) if t <= max(dom, 1)]:
+        a.tp = tp
+        try:
+            d = _deployment(a)
+        except TokenomicsError as exc:
+            errors.append(f"tp={tp}: {exc}")
+            continue
+        if int(max_batch(d, a.context[0])) >= 1:
+            return d
+        errors.append(f"tp={tp}: not one sequence of {a.context[0]} tokens fits")
+    raise TokenomicsError(f"{a.model} does not fit one scale-up domain of {hw.id} at "
+                          f"{a.context[0]} tokens ({errors[-1] if errors else 'no layout'}); "
+                          "pass --tp/--pp or a smaller --weight-dtype")
+
+
+def cmd_report(a: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from .economics import deployment_cost, energy_per_token
+    from .errors import NotPublishedError
+    from .frontier import best_at, frontier
+    from .memory import max_batch, min_devices
+    from .plots import plot_cost, plot_frontier, plot_memory, plot_roofline
+
+    d = _deployment(a) if a.tp else _auto_tp(a)
+    ctx = a.context[0]
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    mb = int(max_batch(d, ctx))
+    batches = sorted({b for b in (1, 8, 32, 64, 128, 256, mb) if 1 <= b <= mb})
+    lines = [f"tokenomics sizing report: {d.model.id} on {d.n_devices} x {d.hardware.id} "
+             f"(tp={d.tp}, pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}, compute "
+             f"{d.compute_dtype}, context {ctx} tokens", f"  {_label(d)}", ""]
+    # Memory
+    fit = memory_fit(d, batches, ctx).to_frame()
+    fit.insert(0, "batch", batches)
+    fit.to_csv(out / "memory.csv", index=False)
+    need = min_devices(d.model, d.hardware, 1, ctx, d.weight_dtype, d.kv_dtype,
+                       d.usable_memory_fraction)
+    lines += [f"memory per device: weights {fit.weights_bytes.iloc[0] / 1e9:.1f} GB of "
+              f"{d.hardware.mem_capacity_bytes / 1e9:.0f} GB ({d.usable_memory_fraction:.0%} "
+              f"usable); max batch at {ctx} tokens: {mb}; min devices for one sequence: {need}"]
+    # Decode
+    r = decode(d, batches, ctx)
+    dec = r.to_frame()[["batch", "step_time_s", "tokens_per_s_per_user",
+                        "tokens_per_s_per_device", "bound", "comm_time_s"]]
+    dec.to_csv(out / "decode.csv", index=False)
+    lines += ["", "decode (pure roofline bound):", dec.to_string(index=False,
+                                                                   float_format="{:.4g}".format)]
+    pre = prefill(d, a.prompt)
+    lines += ["", f"prefill of {a.prompt} tokens: TTFT {pre.time_s * 1e3:.1f} ms ({pre.bound}-"
+              f"bound)"]
+    operator_table(d, "decode", batches[-1], context_tokens=ctx).to_csv(
+        out / "operators.csv", index=False)
+    # Frontier over TP degrees on this hardware
+    deps = []
+    for tp in (1, 2, 4, 8, 16):
+        try:
+            x = d.with_(tp=tp)
+        except TokenomicsError:
+            continue
+        if int(max_batch(x, ctx)) >= 1:
+            deps.append(x)
+    f = frontier(deps, ctx)
+    f.to_csv(out / "frontier.csv", index=False)
+    try:
+        b = best_at(f, a.slo)
+        lines += ["", f"best at >= {a.slo:g} tokens/s per user: {b.tokens_per_s_per_device:.4g} "
+                  f"tokens/s per device ({b.label})"]
+    except TokenomicsError as exc:
+        lines += ["", f"SLO {a.slo:g} tokens/s per user: {exc}"]
+    # Cost and energy
+    try:
+        c = deployment_cost(d, min(64, mb), ctx, prompt_tokens=a.prompt,
+                            usd_per_device_hour=a.price)
+        e = energy_per_token(c.output_tokens_per_s_per_device, d.hardware) \
+            if d.hardware.tdp_w else None
+        cost = pd.DataFrame([dict(phase="input", usd_per_mtok=c.input_usd_per_mtok),
+                             dict(phase="cached input", usd_per_mtok=c.cached_input_usd_per_mtok),
+                             dict(phase="output", usd_per_mtok=c.output_usd_per_mtok)])
+        cost.to_csv(out / "cost.csv", index=False)
+        lines += ["", f"cost at ${c.usd_per_device_hour:g}/device-hour (decode batch "
+                  f"{min(64, mb)}): input ${c.input_usd_per_mtok:.4g}, cached input "
+                  f"${c.cached_input_usd_per_mtok:.4g}, output ${c.output_usd_per_mtok:.4g} per "
+                  "million tokens"
+                  + (f"; {e.joules_per_token:.3g} J per output token at TDP" if e else "")]
+        plot_cost(c, labels=[d.hardware.id]).figure.savefig(out / "cost.png", dpi=110)
+    except NotPublishedError as exc:
+        lines += ["", f"cost: {exc}"]
+    plot_roofline(d, batch=min(64, mb), context_tokens=ctx,
+                  prompt_tokens=a.prompt).figure.savefig(out / "roofline.png", dpi=110)
+    plot_frontier(f, slo_tokens_per_s_per_user=a.slo).figure.savefig(out / "frontier.png",
+                                                                     dpi=110)
+    plot_memory(d, batches, ctx).figure.savefig(out / "memory.png", dpi=110)
+    (out / "report.txt").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
+
+
 def _label(d: Deployment) -> str:
     e = d.efficiency
     comm = (f"communication overlap {d.comm_overlap:g}, all-reduce {d.allreduce_algorithm}")
@@ -453,6 +560,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="chunked-prefill token budget of the colocated layout")
     _add_output(dg)
     dg.set_defaults(func=cmd_disagg)
+
+    rp = sub.add_parser("report", help="sizing report: text, CSV tables and PNG figures",
+                        epilog="example: tokenomics report llama-3.1-70b h200 --weight-dtype fp8 "
+                               "--compute-dtype fp8 --kv-dtype fp8 --out report")
+    _add_deployment(rp)
+    rp.set_defaults(tp=None)
+    rp.add_argument("--context", type=int, nargs=1, default=[8192])
+    rp.add_argument("--prompt", type=int, default=2048, help="prompt length for TTFT")
+    rp.add_argument("--slo", type=float, default=30.0, help="tokens/s per user floor")
+    rp.add_argument("--price", type=float, help="USD per device-hour (default catalog)")
+    rp.add_argument("--out", default="report", help="output folder (default ./report)")
+    rp.set_defaults(func=cmd_report)
     return p
 
 
