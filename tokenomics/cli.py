@@ -361,6 +361,11 @@ def _auto_tp(a: argparse.Namespace) -> Deployment:
                           "pass --tp/--pp or a smaller --weight-dtype")
 
 
+def _save(ax: Any, path: Any) -> None:
+    """Write the figure an Axes belongs to as a PNG."""
+    ax.get_figure(root=True).savefig(path, dpi=110)
+
+
 def cmd_report(a: argparse.Namespace) -> None:
     from pathlib import Path
 
@@ -432,14 +437,13 @@ def cmd_report(a: argparse.Namespace) -> None:
                   f"${c.cached_input_usd_per_mtok:.4g}, output ${c.output_usd_per_mtok:.4g} per "
                   "million tokens"
                   + (f"; {e.joules_per_token:.3g} J per output token at TDP" if e else "")]
-        plot_cost(c, labels=[d.hardware.id]).figure.savefig(out / "cost.png", dpi=110)
+        _save(plot_cost(c, labels=[d.hardware.id]), out / "cost.png")
     except NotPublishedError as exc:
         lines += ["", f"cost: {exc}"]
-    plot_roofline(d, batch=min(64, mb), context_tokens=ctx,
-                  prompt_tokens=a.prompt).figure.savefig(out / "roofline.png", dpi=110)
-    plot_frontier(f, slo_tokens_per_s_per_user=a.slo).figure.savefig(out / "frontier.png",
-                                                                     dpi=110)
-    plot_memory(d, batches, ctx).figure.savefig(out / "memory.png", dpi=110)
+    _save(plot_roofline(d, batch=min(64, mb), context_tokens=ctx, prompt_tokens=a.prompt),
+          out / "roofline.png")
+    _save(plot_frontier(f, slo_tokens_per_s_per_user=a.slo), out / "frontier.png")
+    _save(plot_memory(d, batches, ctx), out / "memory.png")
     (out / "report.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
