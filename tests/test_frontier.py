@@ -9,7 +9,15 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.frontier import best_at, decode_curve, frontier, pareto_mask, sweep
+from tokenomics.frontier import (
+    best_at,
+    cheapest_at,
+    crossings,
+    decode_curve,
+    frontier,
+    pareto_mask,
+    sweep,
+)
 from tokenomics.symbolic import frontier_line, ridge_batch
 
 DENSE = [("llama-3.1-8b", (1, 2, 4, 8)), ("qwen3-32b", (1, 2, 4, 8)),
@@ -149,3 +157,50 @@ def test_errors():
         best_at([tk.Deployment("llama-3.1-8b", "h100-sxm")], 100)
     with pytest.raises(tk.DoesNotFitError, match="not one sequence"):
         decode_curve(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=2), 131_072)
+
+
+def test_speculative_curve_agrees_with_the_speculative_module():
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    spec = dict(k=4, alpha=0.8, draft_fraction=0.01)
+    c = decode_curve(d, 2048, spec)
+    B = np.array([1, 8, 32, 64])
+    r = tk.speculative_decode(d, B, 2048, k=4, alpha=0.8, draft_fraction=0.01)
+    x = np.asarray(r.tokens_per_s_per_user)
+    assert np.allclose(c.throughput_at(x), np.asarray(r.tokens_per_s_per_device), rtol=1e-9)
+    # Speculation on/off as a discrete choice: on wins at high interactivity.
+    f = frontier([d], 2048, speculation=(None, spec))
+    fastest = f.sort_values("tokens_per_s_per_user").iloc[-1]
+    assert fastest.speculation_k == 4
+    assert set(f.speculation_k) <= {0, 4}
+
+
+def test_cheapest_at_by_hand():
+    deps = [tk.Deployment("llama-3.1-8b", h) for h in ("h100-sxm", "h200")]
+    prices = {"h100-sxm": 2.0, "h200": 3.0}
+    r = cheapest_at(deps, 50, 2048, prices=prices)
+    costs = {}
+    for d in deps:
+        b = best_at([d], 50, context_tokens=2048)
+        costs[d.hardware.id] = prices[d.hardware.id] / 3600 / b.tokens_per_s_per_device * 1e6
+    assert r.cost_usd_per_mtok == pytest.approx(min(costs.values()), rel=1e-12)
+    assert r.hardware == min(costs, key=costs.get)
+    with pytest.raises(tk.TokenomicsError, match="no priced configuration reaches"):
+        cheapest_at(deps, 1e6, 2048, prices=prices)
+
+
+def test_crossings_are_where_two_curves_meet():
+    a = tk.Deployment("llama-3.1-70b", "h200", tp=4, weight_dtype="fp8", compute_dtype="fp8")
+    b = tk.Deployment("llama-3.1-70b", "h200", tp=8, weight_dtype="fp8", compute_dtype="fp8")
+    x = crossings(a, b, context_tokens=4096)
+    ca, cb = decode_curve(a, 4096), decode_curve(b, 4096)
+    for xv, yv in zip(x.tokens_per_s_per_user, x.tokens_per_s_per_device, strict=True):
+        assert ca.throughput_at(xv) == pytest.approx(yv, rel=1e-9)
+        assert cb.throughput_at(xv) == pytest.approx(yv, rel=1e-9)
+
+
+def test_speculation_errors():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    with pytest.raises(tk.TokenomicsError, match="exactly one of alpha"):
+        decode_curve(d, 2048, dict(k=4, draft_fraction=0.01))
+    with pytest.raises(tk.TokenomicsError, match="k >= 1"):
+        decode_curve(d, 2048, dict(k=0, alpha=0.8, draft_fraction=0.01))

@@ -54,7 +54,16 @@ from .errors import (
     UnknownEntryError,
 )
 from .export import export_sizing_sheet, export_table_csv, spreadsheet_formula
-from .frontier import DecodeCurve, best_at, decode_curve, frontier, pareto_mask, sweep
+from .frontier import (
+    DecodeCurve,
+    best_at,
+    cheapest_at,
+    crossings,
+    decode_curve,
+    frontier,
+    pareto_mask,
+    sweep,
+)
 from .hf_config import model_from_hf_config
 from .kv import kv_bytes_per_token, kv_bytes_per_token_per_layer, kv_cache_bytes
 from .kvalloc import (
@@ -140,7 +149,8 @@ __version__ = "0.1.0"
 __all__ = [
     "plot_cost", "plot_frontier", "plot_memory", "plot_roofline",
     "export_sizing_sheet", "export_table_csv", "spreadsheet_formula",
-    "DecodeCurve", "best_at", "decode_curve", "frontier", "pareto_mask", "sweep",
+    "DecodeCurve", "best_at", "cheapest_at", "crossings", "decode_curve", "frontier",
+    "pareto_mask", "sweep",
     "Goodput", "PoolSplit", "SLOAttainment", "best_pool_ratio", "colocated_at_rate",
     "colocated_goodput", "disaggregated_at_rate", "disaggregated_goodput", "mdl_mean_wait_s",
     "mdl_wait_cdf", "mdl_wait_quantile_s",

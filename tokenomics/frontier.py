@@ -50,11 +50,11 @@ from .specs import Deployment
 _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
 
 
-def _step_time(dep: Deployment, B: Any, C: float) -> np.ndarray:
-    """Exact decode step time at real-valued batch ``B`` (no validation) [s]."""
+def _step_time(dep: Deployment, B: Any, C: float, T: float = 1.0) -> np.ndarray:
+    """Exact decode step time at real-valued batch ``B``, ``T`` tokens per sequence [s]."""
     b = np.asarray(B, float) / dep.pp
-    t = _time(dep, step_costs(dep, b, 1.0, C, 1.0), dep.tp)
-    costs = step_comm(dep, b, 1.0, 1.0, "decode")
+    t = _time(dep, step_costs(dep, b, T, C, T), dep.tp)
+    costs = step_comm(dep, b, T, T, "decode")
     comm = sum((c.time_s for c in costs), np.zeros_like(np.asarray(t["roofline"], float)))
     comm = comm - np.minimum(dep.comm_overlap * comm, t["roofline"])
     eff = dep.efficiency
@@ -62,14 +62,14 @@ def _step_time(dep: Deployment, B: Any, C: float) -> np.ndarray:
                       + eff.layer_overhead_s * dep.model.num_layers, float)
 
 
-def _kinks(dep: Deployment, C: float, b_max: float) -> list[float]:
+def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[float]:
     """Batches (real-valued, in (1, b_max)) where the piecewise-linear step time bends."""
     eff = dep.efficiency
     peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
     bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
     pp = dep.pp
-    one = {o.name: o for o in step_costs(dep, 1.0, 1.0, C, 1.0)}
-    two = {o.name: o for o in step_costs(dep, 2.0, 1.0, C, 1.0)}
+    one = {o.name: o for o in step_costs(dep, 1.0, T, C, T)}
+    two = {o.name: o for o in step_costs(dep, 2.0, T, C, T)}
     out: list[float] = []
     for name in OPERATORS:
         if name == "moe_experts" and dep.model.is_moe:
@@ -90,11 +90,11 @@ def _kinks(dep: Deployment, C: float, b_max: float) -> list[float]:
         assert m is not None
         f1 = float(two["moe_experts"].flops - one["moe_experts"].flops) / (dep.tp * peak)
         wb = float(one["moe_experts"].weight_bytes) / float(_distinct_experts(m.num_experts,
-                                                                              m.top_k, 1.0))
+                                                                              m.top_k, T))
         act1 = float(two["moe_experts"].act_bytes - one["moe_experts"].act_bytes)
 
         def g(b: float) -> float:
-            d = float(_distinct_experts(m.num_experts, m.top_k, b))
+            d = float(_distinct_experts(m.num_experts, m.top_k, b * T))
             return f1 * b - (wb * d + act1 * b) / (dep.tp * bw)
 
         lo, hi = 1.0 / pp, b_max / pp
@@ -103,7 +103,7 @@ def _kinks(dep: Deployment, C: float, b_max: float) -> list[float]:
         for frac in _MOE_FRACTIONS:
             k, E = m.top_k, m.num_experts
             if k < E:
-                b = math.log(1 - frac) / math.log(1 - k / E)
+                b = math.log(1 - frac) / math.log(1 - k / E) / T
                 out.append(b * pp)
     # Communication: where the fastest all-reduce algorithm changes (lines cross).
     # Each collective picks its own fastest algorithm, so kinks come per collective.
@@ -111,8 +111,8 @@ def _kinks(dep: Deployment, C: float, b_max: float) -> list[float]:
         lines: dict[str, list[tuple[float, float]]] = {}
         for a in ALGORITHMS:
             d = dep.with_(allreduce_algorithm=a)
-            c1 = {c.name: float(c.time_s) for c in step_comm(d, 1.0, 1.0, 1.0, "decode")}
-            c2 = {c.name: float(c.time_s) for c in step_comm(d, 2.0, 1.0, 1.0, "decode")}
+            c1 = {c.name: float(c.time_s) for c in step_comm(d, 1.0, T, T, "decode")}
+            c2 = {c.name: float(c.time_s) for c in step_comm(d, 2.0, T, T, "decode")}
             for name in c1:
                 lines.setdefault(name, []).append((2 * c1[name] - c2[name], c2[name] - c1[name]))
         for ls in lines.values():
@@ -122,6 +122,47 @@ def _kinks(dep: Deployment, C: float, b_max: float) -> list[float]:
                     if abs(a1 - b1) > 1e-30:
                         out.append((b0 - a0) / (a1 - b1) * pp)
     return sorted(x for x in out if 1.0 < x < b_max)
+
+
+def _spec(speculation: dict[str, float] | None) -> tuple[int, float]:
+    """(k, expected tokens per cycle) of a speculation option; (0, 1) without one."""
+    if not speculation:
+        return 0, 1.0
+    from .speculative import expected_accepted_tokens
+
+    allowed = {"k", "alpha", "accepted_tokens", "draft_fraction", "draft_step_time_s"}
+    bad = set(speculation) - allowed
+    if bad:
+        raise TokenomicsError(f"unknown speculation key(s) {', '.join(sorted(bad))}; allowed: "
+                              f"{', '.join(sorted(allowed))}")
+    k = int(speculation.get("k", 0))
+    if k < 1:
+        raise TokenomicsError(f"speculation needs k >= 1 drafted tokens, got {k}")
+    if ("alpha" in speculation) == ("accepted_tokens" in speculation):
+        raise TokenomicsError("speculation needs exactly one of alpha and accepted_tokens")
+    if ("draft_fraction" in speculation) == ("draft_step_time_s" in speculation):
+        raise TokenomicsError("speculation needs exactly one of draft_fraction and "
+                              "draft_step_time_s")
+    e = (float(expected_accepted_tokens(speculation["alpha"], k)) if "alpha" in speculation
+         else float(speculation["accepted_tokens"]))
+    if not (1 <= e <= k + 1):
+        raise TokenomicsError(f"accepted tokens per cycle must be in [1, k + 1], got {e}")
+    return k, e
+
+
+def _cycle_time(dep: Deployment, B: Any, C: float,
+                speculation: dict[str, float] | None) -> np.ndarray:
+    """Plain decode step, or draft steps plus a (k + 1)-token verification pass [s]."""
+    k, _ = _spec(speculation)
+    if not k:
+        return _step_time(dep, B, C)
+    assert speculation is not None
+    verify = _step_time(dep, B, C, float(k + 1))
+    if "draft_fraction" in speculation:
+        draft = float(speculation["draft_fraction"]) * _step_time(dep, B, C)
+    else:
+        draft = np.full_like(verify, float(speculation["draft_step_time_s"]))
+    return np.asarray(k * draft + verify, float)
 
 
 @dataclass(frozen=True)
@@ -140,6 +181,12 @@ class DecodeCurve:
     tokens_per_s_per_device : numpy.ndarray
     max_batch : int
         Largest whole batch that fits memory.
+    tokens_per_step : float
+        Tokens each sequence emits per step: 1, or the expected accepted tokens per
+        speculative cycle.
+    speculation : dict or None
+        The speculative-decoding option of this curve (``k``, ``alpha`` or
+        ``accepted_tokens``, ``draft_fraction`` or ``draft_step_time_s``).
     """
 
     deployment: Deployment
@@ -149,6 +196,12 @@ class DecodeCurve:
     tokens_per_s_per_user: np.ndarray
     tokens_per_s_per_device: np.ndarray
     max_batch: int
+    tokens_per_step: float = 1.0
+    speculation: dict[str, float] | None = None
+
+    def time_at(self, batch: Any) -> Any:
+        """Exact step (or speculative cycle) time at a real-valued batch [s]."""
+        return _cycle_time(self.deployment, batch, self.context_tokens, self.speculation)
 
     def batch_at_step_time(self, t: Any) -> Any:
         """Real batch whose step time is ``t`` (inverse on the linear pieces) [seq]; NaN
@@ -165,11 +218,12 @@ class DecodeCurve:
         Exact on linear pieces: :math:`y = (1 - \\beta x)/(\\alpha n)`.
         """
         x = np.asarray(tokens_per_s_per_user, float)
-        b = self.batch_at_step_time(1.0 / x)
+        b = self.batch_at_step_time(self.tokens_per_step / x)
         return b * x / self.deployment.n_devices
 
 
-def decode_curve(dep: Deployment, context_tokens: float) -> DecodeCurve:
+def decode_curve(dep: Deployment, context_tokens: float,
+                 speculation: dict[str, float] | None = None) -> DecodeCurve:
     """The vertices of a deployment's decode curve at a context (closed form, no grid).
 
     Parameters
@@ -177,6 +231,12 @@ def decode_curve(dep: Deployment, context_tokens: float) -> DecodeCurve:
     dep : Deployment
     context_tokens : float
         KV length per sequence [token].
+    speculation : dict, optional
+        Speculative decoding on this curve: ``k`` drafted tokens, ``alpha`` (per-token
+        acceptance) or ``accepted_tokens`` (per cycle), and ``draft_fraction`` (a draft step as
+        a fraction of a plain step) or ``draft_step_time_s``. A cycle then takes
+        :math:`k\\,t_{draft}(B) + t_{verify}(B)`, both piecewise linear in :math:`B`, and emits
+        :math:`E` tokens per sequence: :math:`x = E/t`, :math:`y = B E/(n t)`.
 
     Returns
     -------
@@ -208,18 +268,29 @@ def decode_curve(dep: Deployment, context_tokens: float) -> DecodeCurve:
     """
     C = float(V.counts(context_tokens, "context_tokens", unit="token"))
     V.context_within(dep.model, np.asarray(C), dep.allow_beyond_max_context)
-    bm = int(max_batch(dep, C))
+    k, E = _spec(speculation)
+    bm = int(max_batch(dep, C + k))
+    if k and bm >= 1:
+        from .memory import memory_fit
+
+        while bm >= 1 and not bool(memory_fit(dep, bm, C + k,
+                                              tokens_per_step=bm * (k + 1)).fits):
+            bm -= 1
     if bm < 1:
         from .errors import DoesNotFitError
 
         raise DoesNotFitError(f"{dep.model.id} on {dep.n_devices} x {dep.hardware.id}: not one "
                               f"sequence of {C:g} tokens fits beside the weights")
-    pts = sorted({1.0, float(bm), *_kinks(dep, C, float(bm))})
+    kinks = _kinks(dep, C, float(bm))
+    if k:
+        kinks += _kinks(dep, C, float(bm), float(k + 1))
+    pts = sorted({1.0, float(bm), *kinks})
     B = np.asarray(pts)
-    t = _step_time(dep, B, C)
+    t = _cycle_time(dep, B, C, speculation)
     return DecodeCurve(deployment=dep, context_tokens=C, batch=B, step_time_s=t,
-                       tokens_per_s_per_user=1.0 / t,
-                       tokens_per_s_per_device=B / t / dep.n_devices, max_batch=bm)
+                       tokens_per_s_per_user=E / t,
+                       tokens_per_s_per_device=B * E / t / dep.n_devices, max_batch=bm,
+                       tokens_per_step=E, speculation=dict(speculation) if (k and speculation) else None)
 
 
 def _config(dep: Deployment) -> dict[str, Any]:
@@ -238,8 +309,11 @@ def _price(dep: Deployment, prices: dict[str, float] | None) -> float:
         return float("nan")
 
 
-def _label(dep: Deployment) -> str:
-    return (f"{dep.model.id} | {dep.n_devices}x{dep.hardware.id} tp{dep.tp}"
+def _label(dep: Deployment, speculation: dict[str, float] | None = None) -> str:
+    spec = ""
+    if speculation:
+        spec = f" spec k={int(speculation['k'])}"
+    return (f"{dep.model.id} | {dep.n_devices}x{dep.hardware.id} tp{dep.tp}" + spec
             + (f" pp{dep.pp}" if dep.pp > 1 else "") + (f" ep{dep.ep}" if dep.ep > 1 else "")
             + (f" dpa{dep.dp_attention}" if dep.dp_attention > 1 else "")
             + f" {dep.weight_dtype}/{dep.kv_dtype}/{dep.compute_dtype}")
@@ -263,7 +337,8 @@ def _dominated(x: np.ndarray, y: np.ndarray, rel: float = 1e-12) -> np.ndarray:
 
 
 def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
-             include_dominated: bool = False) -> pd.DataFrame:
+             include_dominated: bool = False,
+             speculation: Any = (None,)) -> pd.DataFrame:
     """Upper envelope of the decode curves of several deployments (closed form).
 
     Parameters
@@ -277,6 +352,9 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         (NaN cost where none is published).
     include_dominated : bool
         Keep every curve's vertices (with a ``dominated`` flag) instead of the envelope only.
+    speculation : sequence of (dict or None)
+        Speculative-decoding options crossed with every deployment (see :func:`decode_curve`),
+        e.g. ``(None, dict(k=4, alpha=0.8, draft_fraction=0.01))`` for on/off.
 
     Returns
     -------
@@ -306,7 +384,10 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     True
     """
     deps = _deployments(deployments)
-    curves = [decode_curve(d, context_tokens) for d in deps]
+    specs = list(speculation) if speculation is not None else [None]
+    if not specs:
+        raise TokenomicsError("speculation must list at least one option (None: off)")
+    curves = [decode_curve(d, context_tokens, sp) for d in deps for sp in specs]
     rows = []
     segs = []
     for ci, c in enumerate(curves):
@@ -334,8 +415,8 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         for a, xv in zip(i[inside], xc[inside], strict=True):
             ci = int(cid[a])
             c = curves[ci]
-            b = float(c.batch_at_step_time(1.0 / xv))
-            rows.append((ci, b, 1.0 / xv, xv, b * xv / c.deployment.n_devices))
+            b = float(c.batch_at_step_time(c.tokens_per_step / xv))
+            rows.append((ci, b, c.tokens_per_step / xv, xv, b * xv / c.deployment.n_devices))
     # Where a curve ends, the envelope may step down to another curve: add the other curves'
     # points at every curve's end interactivities, and the points where another curve falls
     # to the height of a curve's end (beyond it, that end dominates them).
@@ -347,7 +428,8 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
             ys = c.throughput_at(np.asarray(ends_x))
             for xv, yv in zip(ends_x, ys, strict=True):
                 if np.isfinite(yv):
-                    rows.append((ci, float(yv * n_dev / xv), 1.0 / xv, xv, float(yv)))
+                    rows.append((ci, float(yv * n_dev / xv), c.tokens_per_step / xv, xv,
+                                 float(yv)))
             # y falls along the curve as x rises: invert y(x) on each straight segment
             cx, cy = c.tokens_per_s_per_user, c.tokens_per_s_per_device
             for Y in ends_y:
@@ -357,7 +439,8 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
                     xv = float(cx[si] + w * (cx[si + 1] - cx[si]))
                     yv = float(c.throughput_at(xv))
                     if np.isfinite(yv):
-                        rows.append((ci, float(yv * n_dev / xv), 1.0 / xv, xv, yv))
+                        rows.append((ci, float(yv * n_dev / xv), c.tokens_per_step / xv, xv,
+                                     yv))
     arr = np.asarray(rows, float)
     x, y = arr[:, 3], arr[:, 4]
     # Keep the points on the envelope (no curve higher at the same x), then the Pareto set.
@@ -368,7 +451,8 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     for (ci, b, t, xv, yv), d in zip(rows, dom, strict=True):
         if d and not include_dominated:
             continue
-        dep = curves[int(ci)].deployment
+        cur = curves[int(ci)]
+        dep = cur.deployment
         p = _price(dep, prices)
         tdp = dep.hardware.tdp_w
         out.append(dict(
@@ -376,7 +460,9 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
             cost_usd_per_mtok=float(cost_per_million_tokens(p, yv)) if math.isfinite(p)
             else float("nan"),
             joules_per_token=tdp / yv if tdp else float("nan"),
-            label=_label(dep), **_config(dep), context_tokens=float(context_tokens),
+            label=_label(dep, cur.speculation), **_config(dep),
+            speculation_k=int(cur.speculation["k"]) if cur.speculation else 0,
+            context_tokens=float(context_tokens),
             **({"dominated": bool(d)} if include_dominated else {})))
     df = pd.DataFrame(out).sort_values("tokens_per_s_per_user").reset_index(drop=True)
     return df
@@ -400,7 +486,7 @@ def _deployments(obj: Any) -> list[Deployment]:
 
 
 def best_at(deployments: Any, min_tokens_per_s_per_user: float,
-            context_tokens: float | None = None) -> pd.Series:
+            context_tokens: float | None = None, speculation: Any = (None,)) -> pd.Series:
     """Best throughput per device at or above an interactivity floor (S23's vertical line).
 
     Parameters
@@ -412,6 +498,8 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         The floor [token/s].
     context_tokens : float, optional
         Required with deployments.
+    speculation : sequence of (dict or None)
+        Speculative-decoding options crossed with the deployments (see :func:`frontier`).
 
     Returns
     -------
@@ -452,34 +540,141 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         return row
     if context_tokens is None:
         raise TokenomicsError("context_tokens is required when giving deployments")
-    best: pd.Series | None = None
-    fastest = 0.0
-    for dep in _deployments(deployments):
-        c = decode_curve(dep, context_tokens)
-        fastest = max(fastest, float(c.tokens_per_s_per_user[0]))
+    pts = _curve_points_at(deployments, X, context_tokens, speculation)
+    if not pts:
+        fastest = max(float(c.tokens_per_s_per_user[0])
+                      for c in _curves(deployments, context_tokens, speculation))
+        raise TokenomicsError(f"no configuration reaches {X:g} tokens/s per user; the fastest "
+                              f"gives {fastest:.4g} at batch 1")
+    return max(pts, key=lambda r: r.tokens_per_s_per_device)
+
+
+def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[DecodeCurve]:
+    specs = list(speculation) if speculation is not None else [None]
+    return [decode_curve(d, context_tokens, sp) for d in _deployments(deployments)
+            for sp in specs]
+
+
+def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculation: Any,
+                     prices: dict[str, float] | None = None) -> list[pd.Series]:
+    """Each curve's best whole-batch point with interactivity >= X (exact bisection)."""
+    out = []
+    for c in _curves(deployments, context_tokens, speculation):
         if c.tokens_per_s_per_user[0] < X:
             continue
-        # Largest whole batch with 1/t(B) >= X, by bisection on the exact step time.
+        dep, E = c.deployment, c.tokens_per_step
+        tmax = E / X
         lo, hi = 1, c.max_batch
-        tmax = 1.0 / X
-        if _step_time(dep, hi, c.context_tokens) <= tmax:
+        if float(c.time_at(hi)) <= tmax:
             lo = hi
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if _step_time(dep, mid, c.context_tokens) <= tmax:
+            if float(c.time_at(mid)) <= tmax:
                 lo = mid
             else:
                 hi = mid
-        t = float(_step_time(dep, lo, c.context_tokens))
-        y = lo / t / dep.n_devices
-        if best is None or y > best.tokens_per_s_per_device:
-            best = pd.Series(dict(tokens_per_s_per_user=1 / t, tokens_per_s_per_device=y,
-                                  step_time_s=t, batch=float(lo), label=_label(dep),
-                                  **_config(dep)))
-    if best is None:
-        raise TokenomicsError(f"no configuration reaches {X:g} tokens/s per user; the fastest "
-                              f"gives {fastest:.4g} at batch 1")
-    return best
+        t = float(c.time_at(lo))
+        y = lo * E / t / dep.n_devices
+        p = _price(dep, prices)
+        out.append(pd.Series(dict(
+            tokens_per_s_per_user=E / t, tokens_per_s_per_device=y, step_time_s=t,
+            batch=float(lo), cost_usd_per_mtok=float(cost_per_million_tokens(p, y))
+            if math.isfinite(p) else float("nan"),
+            label=_label(dep, c.speculation), **_config(dep),
+            speculation_k=int(c.speculation["k"]) if c.speculation else 0)))
+    return out
+
+
+def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_tokens: float,
+                prices: dict[str, float] | None = None, speculation: Any = (None,)) -> pd.Series:
+    """The cheapest configuration that meets an interactivity floor [USD/Mtok].
+
+    Each configuration runs at its largest whole batch whose tokens/s per user stays at or
+    above the floor (its cheapest point there); the one with the lowest cost per million
+    tokens wins. Hardware prices: ``prices`` (USD per device-hour by hardware id) or the
+    catalog's latest rental price; configurations without a price are skipped.
+
+    Raises
+    ------
+    TokenomicsError
+        When no priced configuration reaches the floor.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> deps = [tk.Deployment("llama-3.1-8b", h) for h in ("h100-sxm", "h200")]
+    >>> r = cheapest_at(deps, 50, 2048, prices={"h100-sxm": 2.0, "h200": 3.0})
+    >>> r.hardware in ("h100-sxm", "h200")
+    True
+    """
+    X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
+    pts = [r for r in _curve_points_at(deployments, X, context_tokens, speculation, prices)
+           if math.isfinite(r.cost_usd_per_mtok)]
+    if not pts:
+        raise TokenomicsError(f"no priced configuration reaches {X:g} tokens/s per user "
+                              "(check prices= for hardware without a catalog rental price)")
+    return min(pts, key=lambda r: r.cost_usd_per_mtok)
+
+
+def crossings(a: DecodeCurve | Deployment, b: DecodeCurve | Deployment,
+              context_tokens: float | None = None) -> pd.DataFrame:
+    """Where two curves cross: the interactivities at which the better one changes.
+
+    Parameters
+    ----------
+    a, b : DecodeCurve or Deployment
+        Curves (or deployments, then ``context_tokens`` is required).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``tokens_per_s_per_user``, ``tokens_per_s_per_device`` of every crossing, and
+        ``better_below`` (the label of the curve ahead at lower interactivity).
+
+    Notes
+    -----
+    Both curves are straight lines in (x, y) between their vertices, so crossings are exact:
+    for segments :math:`y = p_i + q_i x` the crossing is :math:`x = (p_j - p_i)/(q_i - q_j)`
+    within both segments' spans.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> x = crossings(tk.Deployment("llama-3.1-70b", "h200", tp=4, weight_dtype="fp8",
+    ...                             compute_dtype="fp8"),
+    ...               tk.Deployment("llama-3.1-70b", "h200", tp=8, weight_dtype="fp8",
+    ...                             compute_dtype="fp8"), context_tokens=4096)
+    >>> list(x.columns)
+    ['tokens_per_s_per_user', 'tokens_per_s_per_device', 'better_below']
+    """
+    cs = []
+    for c in (a, b):
+        if isinstance(c, DecodeCurve):
+            cs.append(c)
+        else:
+            if context_tokens is None:
+                raise TokenomicsError("context_tokens is required when giving deployments")
+            cs.append(decode_curve(c, context_tokens))
+    ca, cb = cs
+
+    def segs(c: DecodeCurve) -> np.ndarray:
+        x, y = c.tokens_per_s_per_user[::-1], c.tokens_per_s_per_device[::-1]
+        q = np.diff(y) / np.diff(x)
+        return np.column_stack([x[:-1], x[1:], y[:-1] - q * x[:-1], q])
+
+    sa, sb = segs(ca), segs(cb)
+    rows = []
+    for xa0, xa1, pa, qa in sa:
+        for xb0, xb1, pb, qb in sb:
+            if abs(qa - qb) < 1e-300:
+                continue
+            x = (pb - pa) / (qa - qb)
+            if max(xa0, xb0) < x < min(xa1, xb1):
+                below = ca if (pa + qa * (x * 0.999)) > (pb + qb * (x * 0.999)) else cb
+                rows.append(dict(tokens_per_s_per_user=x, tokens_per_s_per_device=pa + qa * x,
+                                 better_below=_label(below.deployment, below.speculation)))
+    return pd.DataFrame(rows, columns=["tokens_per_s_per_user", "tokens_per_s_per_device",
+                                       "better_below"])
 
 
 def sweep(deployments: Any, batch: Any, context_tokens: Any,
