@@ -70,10 +70,13 @@ def test_argparse_errors_are_one_line():
     (["prefill", "llama-3.1-8b", "h100", "--prompt", "4096"], {"ttft_s"}),
     (["roofline", "llama-3.1-8b", "h100", "--phase", "prefill"], {"operator", "bound"}),
     (["hardware"], {"id", "mem_bw_tb_per_s"}),
+    (["report", "llama-3.1-8b", "h100-sxm", "--context", "1024", "--out", "{tmp}/r"],
+     {"batch", "tokens_per_s_per_device"}),
     (["models"], {"id", "params_total_b"}),
 ])
 def test_every_command_writes_parseable_csv(args, cols, tmp_path, capsys):
     out = tmp_path / "out.csv"
+    args = [x.replace("{tmp}", str(tmp_path)) for x in args]
     assert main([*args, "--csv", str(out)]) == 0
     df = pd.read_csv(out)
     assert cols <= set(df.columns) and len(df) >= 1

@@ -445,6 +445,11 @@ def cmd_report(a: argparse.Namespace) -> None:
     _save(plot_frontier(f, slo_tokens_per_s_per_user=a.slo), out / "frontier.png")
     _save(plot_memory(d, batches, ctx), out / "memory.png")
     (out / "report.txt").write_text("\n".join(lines) + "\n")
+    if a.csv:
+        dec.to_csv(a.csv, index=False)
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(json.loads(dec.to_json(orient="records")), fh, indent=1)
     print("\n".join(lines))
     print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
 
@@ -575,6 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--slo", type=float, default=30.0, help="tokens/s per user floor")
     rp.add_argument("--price", type=float, help="USD per device-hour (default catalog)")
     rp.add_argument("--out", default="report", help="output folder (default ./report)")
+    _add_output(rp)
     rp.set_defaults(func=cmd_report)
     return p
 
