@@ -16,7 +16,9 @@ def test_decode_csv_and_json(tmp_path, capsys):
                "--csv", str(csv), "--json", str(js)])
     assert rc == 0
     out = capsys.readouterr().out
-    assert "pure roofline bound" in out
+    assert "calibrated forecast" in out
+    assert main(["decode", "llama-3.1-8b", "h100-sxm", "--efficiency", "roofline"]) == 0
+    assert "pure roofline bound" in capsys.readouterr().out
     df = pd.read_csv(csv)
     assert list(df.batch) == [1, 8] and df.step_time_s.dtype.kind == "f"
     assert json.loads(js.read_text())[0]["context_tokens"] == 1024

@@ -14,6 +14,7 @@ Every function documents its units; catalogs carry a source for every number.
 
 from __future__ import annotations
 
+from .calibration import calibration_report, efficiency_presets, forecast_interval
 from .catalog import hardware, load_catalog, model, sources
 from .disagg import (
     Goodput,
@@ -147,6 +148,7 @@ from .validation import load_measurements, measured_vs_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "calibration_report", "efficiency_presets", "forecast_interval",
     "plot_cost", "plot_frontier", "plot_memory", "plot_roofline",
     "export_sizing_sheet", "export_table_csv", "spreadsheet_formula",
     "DecodeCurve", "best_at", "cheapest_at", "crossings", "decode_curve", "frontier",

@@ -69,9 +69,12 @@ def _add_deployment(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kv-dtype", default="bf16", help="KV-cache format (default bf16)")
     p.add_argument("--act-dtype", default="bf16", help="activation format (default bf16)")
     p.add_argument("--compute-dtype", help="matrix-unit format (default: activation format)")
-    p.add_argument("--mfu", type=float, default=1.0, help="achieved fraction of peak FLOP/s")
-    p.add_argument("--mbu", type=float, default=1.0, help="achieved fraction of bandwidth")
-    p.add_argument("--overhead-ms", type=float, default=0.0, help="fixed time per step [ms]")
+    p.add_argument("--efficiency", choices=["calibrated", "roofline"], default="calibrated",
+                   help="efficiency preset: the calibrated forecast (default) or the pure "
+                        "roofline bound; --mfu/--mbu/--overhead-ms override its fields")
+    p.add_argument("--mfu", type=float, help="achieved fraction of peak FLOP/s")
+    p.add_argument("--mbu", type=float, help="achieved fraction of bandwidth")
+    p.add_argument("--overhead-ms", type=float, help="fixed time per step [ms]")
     p.add_argument("--usable-fraction", type=float, default=0.9,
                    help="usable fraction of device memory (default 0.9)")
     p.add_argument("--reserve-gb", type=float, default=0.0,
@@ -80,13 +83,31 @@ def _add_deployment(p: argparse.ArgumentParser) -> None:
                    help="permit contexts beyond the model's maximum")
 
 
+def _efficiency_of(a: argparse.Namespace) -> Efficiency:
+    from .calibration import efficiency_presets
+
+    e = efficiency_presets()[a.efficiency]
+    changes = {}
+    if a.mfu is not None:
+        changes["mfu"] = a.mfu
+    if a.mbu is not None:
+        changes["mbu"] = a.mbu
+    if a.overhead_ms is not None:
+        changes["step_overhead_s"] = a.overhead_ms / 1e3
+    if changes:
+        from dataclasses import replace
+
+        e = replace(e, **changes)
+    return e
+
+
 def _deployment(a: argparse.Namespace) -> Deployment:
     return Deployment(
         catalog.model(a.model), catalog.hardware(a.hardware), tp=a.tp, pp=a.pp, ep=a.ep,
         dp_attention=a.dp_attention, comm_overlap=a.overlap, allreduce_algorithm=a.allreduce,
         weight_dtype=a.weight_dtype, kv_dtype=a.kv_dtype, act_dtype=a.act_dtype,
         compute_dtype=a.compute_dtype,
-        efficiency=Efficiency(mfu=a.mfu, mbu=a.mbu, step_overhead_s=a.overhead_ms / 1e3),
+        efficiency=_efficiency_of(a),
         usable_memory_fraction=a.usable_fraction, runtime_reserve_bytes=a.reserve_gb * 1e9,
         allow_beyond_max_context=a.allow_beyond_max_context,
     )
@@ -251,6 +272,7 @@ def cmd_roofline(a: argparse.Namespace) -> None:
 
 
 def cmd_frontier(a: argparse.Namespace) -> None:
+    from .calibration import efficiency_presets
     from .frontier import best_at, frontier
 
     deps, skipped = [], []
@@ -260,7 +282,8 @@ def cmd_frontier(a: argparse.Namespace) -> None:
                 deps.append(Deployment(
                     catalog.model(a.model), catalog.hardware(hw), tp=tp,
                     weight_dtype=a.weight_dtype, kv_dtype=a.kv_dtype,
-                    compute_dtype=a.compute_dtype, usable_memory_fraction=a.usable_fraction))
+                    compute_dtype=a.compute_dtype, usable_memory_fraction=a.usable_fraction,
+                    efficiency=efficiency_presets()[a.efficiency]))
             except TokenomicsError as exc:
                 skipped.append(f"{hw} tp={tp}: {exc}")
     for line in skipped:
@@ -280,7 +303,7 @@ def cmd_frontier(a: argparse.Namespace) -> None:
     cols = ["tokens_per_s_per_user", "tokens_per_s_per_device", "batch", "cost_usd_per_mtok",
             "joules_per_token", "label"]
     _emit(f[cols + [c for c in f.columns if c not in cols]], a,
-          f"Pareto frontier (pure roofline bound) of {a.model} at {a.context} tokens")
+          f"Pareto frontier of {a.model} at {a.context} tokens; {_label(usable[0])}")
     if a.slo is not None:
         r = best_at(f, a.slo)
         print(f"best at >= {a.slo:g} tokens/s per user: {r.tokens_per_s_per_device:.6g} "
@@ -398,7 +421,7 @@ def cmd_report(a: argparse.Namespace) -> None:
     dec = r.to_frame()[["batch", "step_time_s", "tokens_per_s_per_user",
                         "tokens_per_s_per_device", "bound", "comm_time_s"]]
     dec.to_csv(out / "decode.csv", index=False)
-    lines += ["", "decode (pure roofline bound):", dec.to_string(index=False,
+    lines += ["", "decode:", dec.to_string(index=False,
                                                                    float_format="{:.4g}".format)]
     pre = prefill(d, a.prompt)
     lines += ["", f"prefill of {a.prompt} tokens: TTFT {pre.time_s * 1e3:.1f} ms ({pre.bound}-"
@@ -454,13 +477,36 @@ def cmd_report(a: argparse.Namespace) -> None:
     print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
 
 
+def cmd_calibrate(a: argparse.Namespace) -> None:
+    from .calibration import calibration_report, excluded_rows, write_calibration
+
+    if a.write:
+        data = write_calibration()
+        print("wrote measurements/calibrated.toml: " + ", ".join(
+            f"{k}={data[k]:.4g}" for k in ("mbu", "mfu", "step_overhead_s")))
+    t = calibration_report(refit=not a.write)
+    _emit(t, a, "calibration: measured vs bound vs calibrated forecast (leave-one-out "
+          "errors in cv_relative_error)")
+    print(f"median |error|: forecast in-sample {t.relative_error.median():.1%}, "
+          f"leave-one-out {t.cv_relative_error.median():.1%} (worst "
+          f"{t.cv_relative_error.max():.1%}); pure roofline {t.bound_relative_error.median():.1%}")
+    ex = excluded_rows()
+    for r in ex.itertuples():
+        print(f"not fitted: {r.id}: {r.reason}")
+
+
 def _label(d: Deployment) -> str:
     e = d.efficiency
+    from .calibration import committed
+
     comm = (f"communication overlap {d.comm_overlap:g}, all-reduce {d.allreduce_algorithm}")
     if e == Efficiency():
         return f"pure roofline bound (all efficiencies 1, no overhead); {comm}"
-    return (f"efficiencies mfu={e.mfu:g} mbu={e.mbu:g} overhead={e.step_overhead_s * 1e3:g} ms; "
-            f"{comm}")
+    cal = committed()
+    kind = (f"calibrated forecast (fitted {cal.date}; interval x{cal.loo_ratio_low:.2f}-"
+            f"x{cal.loo_ratio_high:.2f})" if e == cal.efficiency else "custom efficiencies")
+    return (f"{kind}: mbu={e.mbu:.3g} mfu={e.mfu:.3g} overhead={e.step_overhead_s * 1e3:.3g} "
+            f"ms; {comm}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -532,6 +578,8 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--kv-dtype", default="bf16")
     fr.add_argument("--compute-dtype")
     fr.add_argument("--usable-fraction", type=float, default=0.9)
+    fr.add_argument("--efficiency", choices=["calibrated", "roofline"], default="calibrated",
+                    help="efficiency preset (default: the calibrated forecast)")
     fr.add_argument("--context", type=int, default=4096)
     fr.add_argument("--slo", type=float, help="tokens/s per user floor: print the best there")
     _add_output(fr)
@@ -569,6 +617,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="chunked-prefill token budget of the colocated layout")
     _add_output(dg)
     dg.set_defaults(func=cmd_disagg)
+
+    cb = sub.add_parser("calibrate", help="fit efficiencies to the published measurements",
+                        epilog="example: tokenomics calibrate (report); tokenomics calibrate "
+                               "--write (refit and rewrite measurements/calibrated.toml)")
+    cb.add_argument("--write", action="store_true", help="rewrite measurements/calibrated.toml")
+    _add_output(cb)
+    cb.set_defaults(func=cmd_calibrate)
 
     rp = sub.add_parser("report", help="sizing report: text, CSV tables and PNG figures",
                         epilog="example: tokenomics report llama-3.1-70b h200 --weight-dtype fp8 "

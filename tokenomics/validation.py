@@ -40,7 +40,8 @@ from .specs import Deployment
 _METRICS = ("tokens_per_s_per_device", "tokens_per_s_per_user")
 _REQUIRED = ("id", "source", "model", "hardware", "tp", "weight_dtype", "kv_dtype",
              "compute_dtype", "metric", "measured", "output_tokens")
-_OPTIONAL = ("pp", "ep", "dp_attention", "input_tokens", "batch", "note")
+_OPTIONAL = ("pp", "ep", "dp_attention", "input_tokens", "batch", "note", "calibrate",
+             "calibrate_note")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class Measurement:
     input_tokens: int | None = None
     batch: int | None = None
     note: str = ""
+    calibrate: bool = True
+    calibrate_note: str = ""
 
     def deployment(self) -> Deployment:
         """The row's deployment, all memory usable and no workspace (the generous fit)."""
