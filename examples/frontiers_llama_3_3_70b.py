@@ -2,7 +2,8 @@
 
 Throughput per device against tokens/s per user, each accelerator over its tensor-parallel
 degrees (MI355X: no published scale-up bandwidth, so one device), at a 4,096-token context:
-the pure roofline bound. Writes ``frontiers_llama_3_3_70b.png`` to the working folder.
+the calibrated forecast (the frontier's default; ``efficiency="roofline"`` gives the bound).
+Writes ``frontiers_llama_3_3_70b.png`` to the working folder.
 Run: ``python examples/frontiers_llama_3_3_70b.py``.
 """
 

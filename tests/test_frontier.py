@@ -54,7 +54,7 @@ def test_every_whole_batch_lies_on_the_closed_form_curve(dep, ctx):
 
 @given(deps=st.lists(dense_deployment(), min_size=2, max_size=4), ctx=st.integers(256, 8192))
 def test_envelope_equals_brute_force_nondominated_set(deps, ctx):
-    f = frontier(deps, ctx)
+    f = frontier(deps, ctx, efficiency="deployment")
     xs, ys = [], []
     for d in deps:
         _, _, x, y = _brute(d, ctx)
@@ -87,9 +87,9 @@ def test_best_at_equals_brute_force(deps, ctx, X):
             best_y = max(best_y, float(y[ok].max()))
     if best_y < 0:
         with pytest.raises(tk.TokenomicsError, match="no configuration reaches"):
-            best_at(deps, X, context_tokens=ctx)
+            best_at(deps, X, context_tokens=ctx, efficiency="deployment")
         return
-    r = best_at(deps, X, context_tokens=ctx)
+    r = best_at(deps, X, context_tokens=ctx, efficiency="deployment")
     assert r.tokens_per_s_per_device == pytest.approx(best_y, rel=1e-12)
     assert r.tokens_per_s_per_user >= X
 
@@ -97,7 +97,7 @@ def test_best_at_equals_brute_force(deps, ctx, X):
 def test_best_at_on_a_frontier_is_its_value_at_x():
     deps = [tk.Deployment("llama-3.3-70b", h, tp=tp, weight_dtype="fp8", compute_dtype="fp8",
                           kv_dtype="fp8") for h in ("h100-sxm", "h200") for tp in (2, 4, 8)]
-    f = frontier(deps, 4096)
+    f = frontier(deps, 4096, efficiency="deployment")
     # S23: "the service needs >= 100 tokens/s per user": the vertical line at x = 100.
     r = best_at(f, 100)
     curves = [decode_curve(d, 4096) for d in deps]
@@ -112,13 +112,16 @@ def test_moe_best_at_is_exact_at_whole_batches():
     d = tk.Deployment("qwen3-30b-a3b", "h100-sxm", weight_dtype="fp8", compute_dtype="fp8",
                       kv_dtype="fp8")
     _, B, x, y = _brute(d, 4096)
-    r = best_at([d], 300, context_tokens=4096)
+    r = best_at([d], 300, context_tokens=4096, efficiency="deployment")
     assert r.tokens_per_s_per_device == pytest.approx(y[x >= 300].max(), rel=1e-12)
 
 
 def test_frontier_columns_cost_and_energy():
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     f = frontier([d], 2048)
+    assert set(f.efficiency) == {"calibrated"}      # the forecast is the default
+    f = frontier([d], 2048, efficiency="roofline")
+    assert set(f.efficiency) == {"roofline"}
     for col in ("tokens_per_s_per_user", "tokens_per_s_per_device", "cost_usd_per_mtok",
                 "joules_per_token", "model", "hardware", "tp", "batch"):
         assert col in f
@@ -168,7 +171,7 @@ def test_speculative_curve_agrees_with_the_speculative_module():
     x = np.asarray(r.tokens_per_s_per_user)
     assert np.allclose(c.throughput_at(x), np.asarray(r.tokens_per_s_per_device), rtol=1e-9)
     # Speculation on/off as a discrete choice: on wins at high interactivity.
-    f = frontier([d], 2048, speculation=(None, spec))
+    f = frontier([d], 2048, speculation=(None, spec), efficiency="deployment")
     fastest = f.sort_values("tokens_per_s_per_user").iloc[-1]
     assert fastest.speculation_k == 4
     assert set(f.speculation_k) <= {0, 4}
@@ -180,7 +183,7 @@ def test_cheapest_at_by_hand():
     r = cheapest_at(deps, 50, 2048, prices=prices)
     costs = {}
     for d in deps:
-        b = best_at([d], 50, context_tokens=2048)
+        b = best_at([d], 50, context_tokens=2048)   # both default to the calibrated forecast
         costs[d.hardware.id] = prices[d.hardware.id] / 3600 / b.tokens_per_s_per_device * 1e6
     assert r.cost_usd_per_mtok == pytest.approx(min(costs.values()), rel=1e-12)
     assert r.hardware == min(costs, key=costs.get)

@@ -299,7 +299,7 @@ def cmd_frontier(a: argparse.Namespace) -> None:
                   file=sys.stderr)
     if not usable:
         raise TokenomicsError("no configuration fits; add devices (--tp) or lower --context")
-    f = frontier(usable, a.context)
+    f = frontier(usable, a.context, efficiency="deployment")
     cols = ["tokens_per_s_per_user", "tokens_per_s_per_device", "batch", "cost_usd_per_mtok",
             "joules_per_token", "label"]
     _emit(f[cols + [c for c in f.columns if c not in cols]], a,
@@ -437,7 +437,7 @@ def cmd_report(a: argparse.Namespace) -> None:
             continue
         if int(max_batch(x, ctx)) >= 1:
             deps.append(x)
-    f = frontier(deps, ctx)
+    f = frontier(deps, ctx, efficiency="deployment")
     f.to_csv(out / "frontier.csv", index=False)
     try:
         b = best_at(f, a.slo)

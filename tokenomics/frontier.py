@@ -293,11 +293,38 @@ def decode_curve(dep: Deployment, context_tokens: float,
                        tokens_per_step=E, speculation=dict(speculation) if (k and speculation) else None)
 
 
+def _with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]:
+    """Apply an efficiency preset to every deployment (``"deployment"``: keep their own)."""
+    if efficiency == "deployment":
+        return deps
+    from .calibration import efficiency_presets
+    from .specs import Efficiency
+
+    if isinstance(efficiency, Efficiency):
+        e = efficiency
+    else:
+        presets = efficiency_presets()
+        if efficiency not in presets:
+            raise TokenomicsError(f"efficiency must be 'calibrated', 'roofline', 'deployment' or "
+                                  f"an Efficiency, got {efficiency!r}")
+        e = presets[efficiency]
+    return [d.with_(efficiency=e) for d in deps]
+
+
+def _efficiency_label(dep: Deployment) -> str:
+    from .calibration import efficiency_presets
+
+    for name, e in efficiency_presets().items():
+        if dep.efficiency == e:
+            return name
+    return "custom"
+
+
 def _config(dep: Deployment) -> dict[str, Any]:
     return dict(model=dep.model.id, hardware=dep.hardware.id, n_devices=dep.n_devices,
                 tp=dep.tp, pp=dep.pp, ep=dep.ep, dp_attention=dep.dp_attention,
                 weight_dtype=dep.weight_dtype, kv_dtype=dep.kv_dtype,
-                compute_dtype=dep.compute_dtype)
+                compute_dtype=dep.compute_dtype, efficiency=_efficiency_label(dep))
 
 
 def _price(dep: Deployment, prices: dict[str, float] | None) -> float:
@@ -338,7 +365,7 @@ def _dominated(x: np.ndarray, y: np.ndarray, rel: float = 1e-12) -> np.ndarray:
 
 def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
              include_dominated: bool = False,
-             speculation: Any = (None,)) -> pd.DataFrame:
+             speculation: Any = (None,), efficiency: Any = "calibrated") -> pd.DataFrame:
     """Upper envelope of the decode curves of several deployments (closed form).
 
     Parameters
@@ -355,6 +382,10 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     speculation : sequence of (dict or None)
         Speculative-decoding options crossed with every deployment (see :func:`decode_curve`),
         e.g. ``(None, dict(k=4, alpha=0.8, draft_fraction=0.01))`` for on/off.
+    efficiency : {"calibrated", "roofline", "deployment"} or Efficiency
+        Efficiency model applied to every deployment: the calibrated forecast (default),
+        the pure roofline bound, each deployment's own, or a given one. The ``efficiency``
+        column says which.
 
     Returns
     -------
@@ -383,7 +414,7 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     >>> bool((f.hardware == "h200").any())
     True
     """
-    deps = _deployments(deployments)
+    deps = _with_efficiency(_deployments(deployments), efficiency)
     specs = list(speculation) if speculation is not None else [None]
     if not specs:
         raise TokenomicsError("speculation must list at least one option (None: off)")
@@ -486,7 +517,8 @@ def _deployments(obj: Any) -> list[Deployment]:
 
 
 def best_at(deployments: Any, min_tokens_per_s_per_user: float,
-            context_tokens: float | None = None, speculation: Any = (None,)) -> pd.Series:
+            context_tokens: float | None = None, speculation: Any = (None,),
+            efficiency: Any = "calibrated") -> pd.Series:
     """Best throughput per device at or above an interactivity floor (S23's vertical line).
 
     Parameters
@@ -500,6 +532,8 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         Required with deployments.
     speculation : sequence of (dict or None)
         Speculative-decoding options crossed with the deployments (see :func:`frontier`).
+    efficiency : {"calibrated", "roofline", "deployment"} or Efficiency
+        As in :func:`frontier` (with deployments).
 
     Returns
     -------
@@ -540,10 +574,11 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         return row
     if context_tokens is None:
         raise TokenomicsError("context_tokens is required when giving deployments")
-    pts = _curve_points_at(deployments, X, context_tokens, speculation)
+    deps = _with_efficiency(_deployments(deployments), efficiency)
+    pts = _curve_points_at(deps, X, context_tokens, speculation)
     if not pts:
         fastest = max(float(c.tokens_per_s_per_user[0])
-                      for c in _curves(deployments, context_tokens, speculation))
+                      for c in _curves(deps, context_tokens, speculation))
         raise TokenomicsError(f"no configuration reaches {X:g} tokens/s per user; the fastest "
                               f"gives {fastest:.4g} at batch 1")
     return max(pts, key=lambda r: r.tokens_per_s_per_device)
@@ -586,7 +621,8 @@ def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculat
 
 
 def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_tokens: float,
-                prices: dict[str, float] | None = None, speculation: Any = (None,)) -> pd.Series:
+                prices: dict[str, float] | None = None, speculation: Any = (None,),
+                efficiency: Any = "calibrated") -> pd.Series:
     """The cheapest configuration that meets an interactivity floor [USD/Mtok].
 
     Each configuration runs at its largest whole batch whose tokens/s per user stays at or
@@ -608,7 +644,8 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     True
     """
     X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
-    pts = [r for r in _curve_points_at(deployments, X, context_tokens, speculation, prices)
+    deps = _with_efficiency(_deployments(deployments), efficiency)
+    pts = [r for r in _curve_points_at(deps, X, context_tokens, speculation, prices)
            if math.isfinite(r.cost_usd_per_mtok)]
     if not pts:
         raise TokenomicsError(f"no priced configuration reaches {X:g} tokens/s per user "

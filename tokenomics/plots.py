@@ -458,8 +458,12 @@ def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | 
     ax.set_xlabel("Interactivity [tokens/s per user]")
     ax.set_ylabel("Throughput [tokens/s per device]")
     ctx = f.context_tokens.iloc[0] if "context_tokens" in f.columns else None
+    kinds = sorted(set(f.efficiency)) if "efficiency" in f.columns else []
+    what = {"calibrated": "calibrated forecast", "roofline": "pure roofline bound"}
     ax.set_title("Throughput vs interactivity" + (f", context {ctx:g}" if ctx is not None
-                                                    else ""), fontsize=9)
+                                                    else "")
+                 + (f" ({', '.join(what.get(k, k) for k in kinds)})" if kinds else ""),
+                 fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     return ax
