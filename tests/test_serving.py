@@ -220,3 +220,21 @@ def test_batching_accepts_a_parametric_distribution():
     # Weighted expected max by hand: values {1, 3} with P(3) = 0.25, two draws:
     # P(max = 1) = 0.75^2 -> 0.5625 + 3 * 0.4375 = 1.875.
     assert expected_max([3, 1], 2, [0.25, 0.75]) == pytest.approx(1.875)
+
+
+@given(d=st.integers(1, 64), c=st.integers(64, 8192), t=st.integers(1, 2048))
+def test_mixed_step_between_the_larger_part_and_the_sum(d, c, t):
+    dep = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    both = mixed_step(dep, d, c, t).time_s
+    dec = tk.decode(dep, d, c, on_oom="mark").time_s
+    pre = tk.prefill(dep, t, on_oom="mark").time_s
+    assert max(dec, pre) * (1 - 1e-12) <= both <= (dec + pre) * (1 + 1e-12)
+
+
+@given(p=st.integers(0, 20_000), s=st.integers(0, 4000), b=st.integers(1, 64))
+def test_shared_prefix_never_costs_more_memory(p, s, b):
+    dep = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    shared, each = shared_prefix_kv_bytes(dep, p, s, b)
+    assert shared <= each * (1 + 1e-12)
+    if b == 1:
+        assert shared == pytest.approx(each)
