@@ -65,8 +65,8 @@ from .errors import DoesNotFitError, TokenomicsError
 from .kv import kv_cache_bytes
 from .memory import max_batch, memory_fit
 from .parallel import p2p_time
-from .performance import _comm, _time, decode, prefill
-from .serving import _mixed_costs
+from .performance import decode, prefill
+from .serving import _mixed_time
 from .specs import Deployment
 
 #: Largest t/S for which :func:`mdl_wait_cdf` sums the exact series; beyond it the exact tail
@@ -945,15 +945,9 @@ link_latency_s
 # --------------------------------------------------------------------------------------------
 # Colocated with chunked prefill
 # --------------------------------------------------------------------------------------------
-def _mixed_time(dep: Deployment, b: Any, ctx: int, P: int, a: Any) -> np.ndarray:
+def _mixed_step_time(dep: Deployment, b: Any, ctx: int, P: int, a: Any) -> np.ndarray:
     """Mixed step: ``b`` decodes at ``ctx`` and ``a`` prompts' worth of ``P``-token prefill."""
-    costs = _mixed_costs(dep, b, float(ctx), float(P), 0.0, a)
-    t = _time(dep, costs, dep.tp)
-    n = np.asarray(b, float) + np.asarray(a, float) * P
-    comm = _comm(dep, t, 1.0, n, np.asarray(b, float) + a, "prefill")
-    eff = dep.efficiency
-    return np.asarray(t["roofline"] + comm + eff.step_overhead_s
-                      + eff.layer_overhead_s * dep.model.num_layers, float)
+    return _mixed_time(dep, b, float(ctx), float(P), 0.0, a)
 
 
 @dataclass(frozen=True)
@@ -981,14 +975,14 @@ def _coloc(dep: Deployment, input_tokens: Any, output_tokens: Any, ttft_slo_s: A
             f"memory binds: not one sequence of {w.ctx} tokens (input + output/2) fits beside "
             f"the weights and a {S}-token step's workspace of {dep.model.id} on "
             f"{dep.n_devices} x {dep.hardware.id}; add devices or use smaller formats")
-    t1 = float(_mixed_time(dep, 1.0, w.ctx, w.P, 0.0))
+    t1 = float(_mixed_step_time(dep, 1.0, w.ctx, w.P, 0.0))
     if t1 > w.tpot:
         raise TokenomicsError(
             f"tpot binds: tpot_slo_s={V.fmt(w.tpot)} is below the decode step at batch 1, "
             f"{t1:.4g} s ({dep.model.id} on {dep.n_devices} x {dep.hardware.id}, context "
             f"{w.ctx}), which no rate or instance count can beat; relax the TPOT SLO")
     n0 = max(w.P / S, 1.0)
-    sc0 = n0 * float(_mixed_time(dep, 0.0, w.ctx, w.P, 1.0 / n0))
+    sc0 = n0 * float(_mixed_step_time(dep, 0.0, w.ctx, w.P, 1.0 / n0))
     if sc0 > w.ttft:
         raise TokenomicsError(
             f"ttft binds: ttft_slo_s={V.fmt(w.ttft)} is below the chunked prefill of one "
@@ -1005,8 +999,8 @@ def _coloc_parts(c: _Coloc, tau: np.ndarray, lam: np.ndarray) -> dict[str, np.nd
     fits = (B <= c.bmax) & (room >= 1)
     Bs = np.where(fits, B, 0.0)
     n = np.maximum(w.P / np.where(fits, room, 1.0), 1.0)  # chunk steps per prompt
-    t_c = _mixed_time(dep, Bs, w.ctx, w.P, 1.0 / n)     # B decodes + a P/n-token chunk
-    t_d = _mixed_time(dep, np.maximum(Bs, 1.0), w.ctx, w.P, 0.0 * Bs)
+    t_c = _mixed_step_time(dep, Bs, w.ctx, w.P, 1.0 / n)     # B decodes + a P/n-token chunk
+    t_d = _mixed_step_time(dep, np.maximum(Bs, 1.0), w.ctx, w.P, 0.0 * Bs)
     S_c = n * t_c
     rho = lam * S_c
     busy = np.minimum(rho, 1.0)
@@ -1215,7 +1209,7 @@ def colocated_goodput(dep: Deployment, n_instances: int, input_tokens: int,
     n = _int(n_instances, "n_instances")
     w = c.w
     n0 = max(w.P / c.budget, 1.0)
-    hi = 1.0 / (n0 * float(_mixed_time(dep, 0.0, w.ctx, w.P, 1.0 / n0)))   # per instance
+    hi = 1.0 / (n0 * float(_mixed_step_time(dep, 0.0, w.ctx, w.P, 1.0 / n0)))   # per instance
     lo = 0.0
     fail_at = hi
     rounds = 0

@@ -44,7 +44,7 @@ from .errors import NotPublishedError, TokenomicsError
 from .memory import max_batch
 from .operators import OPERATORS, _distinct_experts, step_costs
 from .parallel import ALGORITHMS, step_comm
-from .performance import _time
+from .performance import _step_seconds
 from .specs import Deployment
 
 _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
@@ -53,13 +53,7 @@ _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
 def _step_time(dep: Deployment, B: Any, C: float, T: float = 1.0) -> np.ndarray:
     """Exact decode step time at real-valued batch ``B``, ``T`` tokens per sequence [s]."""
     b = np.asarray(B, float) / dep.pp
-    t = _time(dep, step_costs(dep, b, T, C, T), dep.tp)
-    costs = step_comm(dep, b, T, T, "decode")
-    comm = sum((c.time_s for c in costs), np.zeros_like(np.asarray(t["roofline"], float)))
-    comm = comm - np.minimum(dep.comm_overlap * comm, t["roofline"])
-    eff = dep.efficiency
-    return np.asarray(t["roofline"] + comm + eff.step_overhead_s
-                      + eff.layer_overhead_s * dep.model.num_layers, float)
+    return _step_seconds(dep, step_costs(dep, b, T, C, T), b, T, T, "decode")
 
 
 def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[float]:

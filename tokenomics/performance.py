@@ -166,11 +166,24 @@ def _comm(dep: Deployment, t: dict[str, Any], batch: Any, new_tokens: Any, logit
     return total - hidden
 
 
+def _overhead_s(dep: Deployment) -> float:
+    """Fixed time per step from the efficiency model [s]."""
+    eff = dep.efficiency
+    return eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers
+
+
+def _step_seconds(dep: Deployment, costs: list[OpCost], batch: Any, new_tokens: Any,
+                  logits: Any, phase: str) -> np.ndarray:
+    """Step time of given operator costs, unvalidated: roofline + exposed comm + overhead."""
+    t = _time(dep, costs, dep.tp)
+    comm = _comm(dep, t, batch, new_tokens, logits, phase)
+    return np.asarray(t["roofline"] + comm + _overhead_s(dep), float)
+
+
 def _finish(dep: Deployment, phase: str, t: dict[str, Any], B: Any, C: Any, T: Any,
             tokens_per_step: Any, fits: Any, comm: Any) -> StepResult:
-    eff = dep.efficiency
     comm = np.broadcast_to(np.asarray(comm, float), np.shape(t["roofline"]))
-    overhead = eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers + 0 * comm
+    overhead = _overhead_s(dep) + 0 * comm
     time_s = t["roofline"] + comm + overhead
     per_user = T / time_s
     per_dev = tokens_per_step / time_s / dep.n_devices

@@ -46,7 +46,7 @@ from .errors import TokenomicsError
 from .kv import kv_cache_bytes
 from .memory import memory_fit
 from .operators import OpCost, step_costs
-from .performance import StepResult, _comm, _finish, _time, decode, prefill
+from .performance import StepResult, _comm, _finish, _step_seconds, _time, decode, prefill
 from .specs import Deployment
 
 
@@ -62,6 +62,14 @@ def _mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any
     w = step_costs(dep, 1.0, n_total, 0.0, 0.0)  # weight bytes depend only on token count
     return [OpCost(x.name, x.flops + y.flops, z.weight_bytes, x.kv_bytes + y.kv_bytes,
                    x.act_bytes + y.act_bytes) for x, y, z in zip(a, p, w, strict=True)]
+
+
+def _mixed_time(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
+                pre_b: Any) -> np.ndarray:
+    """Unvalidated time of a mixed step (``pre_b`` may be fractional: an average) [s]."""
+    n = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
+    return _step_seconds(dep, _mixed_costs(dep, dec_b, dec_c, pre_t, pre_c, pre_b), 1.0, n,
+                         np.asarray(dec_b, float) + pre_b, "prefill")
 
 
 def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
@@ -510,11 +518,7 @@ def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
     static_time = t_pre_b + emax * t_dec
     static = B * mean_o / static_time / dep.n_devices
     arrivals = B / mean_o  # prompts joining each step, on average
-    costs = _mixed_costs(dep, B, np.ceil(ctx), P, 0.0, arrivals)
-    t = _time(dep, costs, dep.tp)
-    t_mix = t["roofline"] + _comm(dep, t, 1.0, B + arrivals * P, B + arrivals, "prefill")
-    eff = dep.efficiency
-    t_mix = t_mix + eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers
+    t_mix = _mixed_time(dep, B, np.ceil(ctx), P, 0.0, arrivals)
     cont = B / t_mix / dep.n_devices
     S = V.scalar_or_array
     return BatchingThroughput(S(static), S(cont), S(cont / static), S(static_time))
