@@ -40,7 +40,7 @@ import pandas as pd
 from .catalog import catalog_dir
 from .errors import CatalogError, TokenomicsError
 from .specs import ROOFLINE, Efficiency
-from .validation import Measurement, load_measurements
+from .validation import Measurement, load_measurements, speed
 
 PARAMS = ("mbu", "mfu", "step_overhead_s")
 _LOWER = np.array([0.05, 0.05, 0.0])
@@ -56,39 +56,12 @@ def _efficiency(theta: Any) -> Efficiency:
 
 
 def predict(m: Measurement, efficiency: Efficiency = ROOFLINE) -> float:
-    """A measurement's speed under an efficiency model (ROOFLINE: the bound).
+    """A measurement's speed under an efficiency model (ROOFLINE: the bound) [token/s].
 
-    Parameters
-    ----------
-    m : Measurement
-    efficiency : Efficiency
-
-    Returns
-    -------
-    float
-        Tokens/s per user or per device, as the row's metric [token/s].
-
-    Notes
-    -----
-    The same step model as :func:`tokenomics.validation.bound_for`, with the efficiencies
-    applied: throughput rows :math:`B / \\max(t_{dec}, C_{dec} + (B/O) C_{pre} + t_0) / n`,
-    latency rows :math:`1 / t_{dec}`.
+    The step model of :func:`tokenomics.validation.speed`, per user or per device as the
+    row's metric.
     """
-    from .memory import max_batch
-    from .performance import decode, prefill
-
-    d = m.deployment().with_(efficiency=efficiency)
-    isl = m.input_tokens or 1
-    ctx = int(np.ceil(isl + m.output_tokens / 2))
-    if m.metric == "tokens_per_s_per_user":
-        r = decode(d, m.batch or 1, ctx, on_oom="mark")
-        return float(1.0 / r.step_time_s)
-    b = m.batch or int(max_batch(d, ctx))
-    r = decode(d, b, ctx, on_oom="mark")
-    pre = prefill(d, isl, 1, on_oom="mark").compute_time_s
-    step = max(r.step_time_s, r.compute_time_s + b / m.output_tokens * pre
-               + efficiency.step_overhead_s)
-    return float(b / step / d.n_devices)
+    return float(speed(m, efficiency)["speed"])
 
 
 def _residuals(theta: np.ndarray, rows: list[Measurement]) -> np.ndarray:

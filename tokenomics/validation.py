@@ -35,7 +35,7 @@ from .catalog import catalog_dir, hardware, model
 from .errors import CatalogError, TokenomicsError
 from .memory import max_batch
 from .performance import decode, prefill
-from .specs import Deployment
+from .specs import ROOFLINE, Deployment, Efficiency
 
 _METRICS = ("tokens_per_s_per_device", "tokens_per_s_per_user")
 _REQUIRED = ("id", "source", "model", "hardware", "tp", "weight_dtype", "kv_dtype",
@@ -105,25 +105,50 @@ def load_measurements(path: str | Path | None = None) -> list[Measurement]:
     return rows
 
 
-def bound_for(m: Measurement) -> dict[str, Any]:
-    """The roofline bound of one measurement, with the quantities behind it."""
-    d = m.deployment()
+def speed(m: Measurement, efficiency: Efficiency = ROOFLINE) -> dict[str, Any]:
+    """A measurement's speed predicted under an efficiency model (ROOFLINE: the bound).
+
+    Parameters
+    ----------
+    m : Measurement
+    efficiency : Efficiency
+
+    Returns
+    -------
+    dict
+        ``speed`` [token/s per user or per device, as the row's metric], ``batch``,
+        ``context_tokens``, ``fits`` (the batch fits the memory model), ``kind``.
+
+    Notes
+    -----
+    Latency rows: :math:`1 / t_{dec}(B)`. Throughput rows: :math:`B / \\max(t_{dec},\\ C_{dec}
+    + (B/O)\\,C_{pre} + t_0) / n` (module notes), :math:`t_0` the per-step overhead.
+    """
+    d = m.deployment().with_(efficiency=efficiency)
     isl = m.input_tokens or 1
     ctx = int(np.ceil(isl + m.output_tokens / 2))
     if m.metric == "tokens_per_s_per_user":
         b = m.batch or 1
         r = decode(d, b, ctx, on_oom="mark")
-        return dict(bound=1.0 / r.step_time_s, batch=b, context_tokens=ctx,
-                    fits=bool(r.fits), bound_kind="1 / decode step")
+        return dict(speed=float(1.0 / r.step_time_s), batch=b, context_tokens=ctx,
+                    fits=bool(r.fits), kind="1 / decode step")
     fit_b = int(max_batch(d, ctx))
     b = m.batch or fit_b
     if b < 1:
         raise TokenomicsError(f"{m.id}: the model does not fit {d.n_devices} x {m.hardware}")
     r = decode(d, b, ctx, on_oom="mark")
     pre = prefill(d, isl, 1, on_oom="mark").compute_time_s
-    step = max(r.step_time_s, r.compute_time_s + b / m.output_tokens * pre)
-    return dict(bound=b / step / d.n_devices, batch=b, context_tokens=ctx,
-                fits=bool(b <= fit_b), bound_kind="B / max(decode, compute incl. prefill)")
+    step = max(r.step_time_s, r.compute_time_s + b / m.output_tokens * pre
+               + efficiency.step_overhead_s)
+    return dict(speed=float(b / step / d.n_devices), batch=b, context_tokens=ctx,
+                fits=bool(b <= fit_b), kind="B / max(decode, compute incl. prefill)")
+
+
+def bound_for(m: Measurement) -> dict[str, Any]:
+    """The roofline bound of one measurement, with the quantities behind it."""
+    r = speed(m, ROOFLINE)
+    return dict(bound=r["speed"], batch=r["batch"], context_tokens=r["context_tokens"],
+                fits=r["fits"], bound_kind=r["kind"])
 
 
 def measured_vs_bound(path: str | Path | None = None) -> pd.DataFrame:
