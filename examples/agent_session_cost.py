@@ -23,9 +23,14 @@ print(f"a session of ~100 steps: ${100 * step.usd:.2f} of GPU time")
 rr = tk.reload_or_recompute(dep, 119_000, tier="dram")
 print(f"\nreload 119K tokens of KV from host DRAM: {float(rr.reload_s) * 1e3:.0f} ms; "
       f"recompute it: {float(rr.recompute_s):.2f} s")
-pure = tk.retention_policy(dep, 119_000)
+pure = tk.retention_policy(dep, 119_000, miss_usd=0)
 print(f"retention at GPU-time prices only: keep in HBM {pure.t1_s / 60:.1f} min, "
       f"drop after {pure.t2_s / 3600:.1f} h")
-ux = tk.retention_policy(dep, 119_000, miss_usd=1.0)
-print(f"valuing a miss (the user waits) at $1: keep in HBM {ux.t1_s / 60:.1f} min "
+# The library's stated default prices a miss (the user's resume is not instant) at $8.40 per
+# million context tokens (price_catalog/kv_tiers.toml, an assumption): $1.00 for this session.
+ux = tk.retention_policy(dep, 119_000)
+print(f"valuing a miss at ${ux.miss_usd:.2f} (the stated default): keep in HBM "
+      f"{ux.t1_s / 60:.1f} min, then host DRAM until {ux.t2_s / 3600:.1f} h "
       f"(S62's 'golden time': 5-10 min)")
+lo, hi = pure.miss_usd_for_hbm_residence([300.0, 600.0])
+print(f"a golden time of 5 / 10 min needs a miss price of ${lo:.2f} / ${hi:.2f}")

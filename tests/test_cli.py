@@ -43,7 +43,29 @@ def test_commands_run(args, capsys):
     assert capsys.readouterr().out.strip()
 
 
+def test_retention_shows_the_stated_default_beside_gpu_time_only(tmp_path, capsys):
+    # S62 on the source's session: 119,000 tokens x 327,680 B = 39.0 GB of KV on 8 x H100.
+    csv = tmp_path / "r.csv"
+    assert main(["retention", "llama-3.1-70b", "h100-sxm", "--tp", "8", "--tier", "dram", "ssd",
+                 "--csv", str(csv)]) == 0
+    assert "39.0 GB of KV" in capsys.readouterr().out
+    df = pd.read_csv(csv).set_index(["tier", "miss_pricing"])
+    stated, gpu = df.loc[("dram", "stated default")], df.loc[("dram", "GPU time only")]
+    assert stated.miss_usd == pytest.approx(119_000 * 8.4e-6)     # $8.40 per million tokens
+    assert 5 <= stated.keep_in_hbm_min <= 10 and gpu.keep_in_hbm_min == 0
+    assert stated.p_hbm_hit + stated.p_reload + stated.p_recompute == pytest.approx(1.0)
+    assert df.loc[("ssd", "GPU time only")].drop_after_h > gpu.drop_after_h   # cheaper to hold
+    # An explicit price replaces the default; zero prints one row per tier.
+    assert main(["retention", "llama-3.1-70b", "h100-sxm", "--tp", "8", "--miss-usd", "0",
+                 "--csv", str(csv)]) == 0
+    assert list(pd.read_csv(csv).miss_pricing) == ["given"]
+
+
 @pytest.mark.parametrize("args, match", [
+    (["retention", "llama-3.1-70b", "h100-sxm", "--tp", "8", "--miss-usd", "-1"],
+     "miss_usd must be >= 0 [USD], got -1"),
+    (["retention", "llama-3.1-70b", "h100-sxm", "--tp", "8", "--tier", "disk"],
+     "unknown KV tier 'disk'"),
     (["decode", "nope", "h100"], "unknown model 'nope'"),
     (["decode", "llama-3.1-8b", "h100", "--batch", "0"], "batch must be a whole number >= 1"),
     (["decode", "llama-3.1-8b", "h100", "--weight-dtype", "fp7"], "unknown numeric format"),

@@ -24,6 +24,7 @@ from tokenomics.tiering import (
     hbm_usd_per_byte_s,
     kv_tiers,
     load_kv_tiers,
+    load_retention_defaults,
     lognormal_params,
     reload_or_recompute,
     retention_policy,
@@ -109,6 +110,14 @@ def _copy(tmp_path: Path) -> Path:
      r"field tiers\.grace_lpddr\.holding_cost: string 'cheap' is not allowed"),
     ('derived_from = "hardware"', 'derived_from = "hardware"\ncapacity = 80',
      r"field tiers\.hbm\.capacity: HBM takes no numbers here"),
+    ('miss_price = { value = 8.4, unit = "USD/Mtok"', 'miss_price = { value = 8.4, unit = "USD/GB"',
+     r"field retention\.miss_price\.unit: unit 'USD/GB' has dimension"),
+    ('miss_price = { value = 8.4,', 'miss_price = { value = -8.4,',
+     r"field retention\.miss_price: implausible value -8\.4 USD/Mtok .* expected between 0 "),
+    ('[retention]\nmiss_price', '[retention]\nmiss_penalty',
+     r"field retention\.miss_penalty: unknown key; allowed: miss_price"),
+    ('[retention]\nmiss_price', '[retentions]\nmiss_price',
+     r"field retentions: unknown key; allowed: schema, tiers, retention"),
 ])
 def test_broken_copy_is_rejected_naming_file_and_field(tmp_path, old, new, match):
     folder = _copy(tmp_path)
@@ -121,6 +130,18 @@ def test_broken_copy_is_rejected_naming_file_and_field(tmp_path, old, new, match
     # The intact copy loads.
     assert set(load_kv_tiers(_copy(tmp_path / "ok"))) == {"dram", "grace_lpddr", "ssd",
                                                           "network"}
+    with pytest.raises(tk.CatalogError, match=match):
+        load_retention_defaults(folder)
+
+
+def test_missing_retention_table_is_rejected(tmp_path):
+    folder = _copy(tmp_path)
+    path = folder / "kv_tiers.toml"
+    text = path.read_text()
+    path.write_text(text[:text.index("[retention]")])
+    with pytest.raises(tk.CatalogError, match=r"kv_tiers\.toml: field retention: a \[retention\] "
+                                              r"table with miss_price .* is required"):
+        load_kv_tiers(folder)
 
 
 def test_unknown_tier_names_the_known_ones(d8):
@@ -237,9 +258,9 @@ def test_gap_errors():
 # --------------------------------------------------------------------------------------------
 # S62: retention policy
 # --------------------------------------------------------------------------------------------
-def test_S62_default_prices_offload_at_once(d70x8):
+def test_S62_gpu_time_only_offloads_at_once(d70x8):
     # The source's ~40 GB: Llama 3.1 70B's 119K-token agent prefix, 119,000 x 327,680 B = 39 GB.
-    p = retention_policy(d70x8, 119_000)
+    p = retention_policy(d70x8, 119_000, miss_usd=0)
     assert p.kv_bytes == pytest.approx(119_000 * 327_680) and 38e9 < p.kv_bytes < 42e9
     # HBM rent of the 39 GB: 39 GB x $3.78/h / 80 GB = $1.84/h. A DRAM reload: 4.9 GB per
     # device / 64 GB/s = 76 ms on 8 GPUs at $3.78/h = $0.00064 = 1.25 s of that HBM rent.
@@ -254,53 +275,97 @@ def test_S62_default_prices_offload_at_once(d70x8):
     assert p.p_hbm_hit + p.p_reload + p.p_recompute == pytest.approx(1.0)
 
 
-def test_S62_golden_time_of_5_to_10_minutes(d70x8):
-    # The source's golden time needs each return that misses HBM to cost as much as 28-41
-    # minutes of the KV's HBM rent. With a $1.00 user-experience cost per miss (default prices
-    # otherwise: H100 $3.78/h -> HBM $0.0473/GB-hour, DRAM $2.28e-4/GB-hour) the optimum keeps
-    # the 39 GB in HBM for 5-10 minutes, then in DRAM, then drops it.
-    base = retention_policy(d70x8, 119_000)
-    lo, hi = base.miss_usd_for_hbm_residence([300.0, 600.0])
-    assert 0.8 < lo < 0.9 and 1.2 < hi < 1.3
-    assert lo / base.hbm_usd_per_s / 60 == pytest.approx(28, abs=0.5)     # minutes of rent
-    p = retention_policy(d70x8, 119_000, miss_usd=1.0)
+def _lognormal_hazard_by_hand(t_s, median_s=1500.0, mean_to_median=15.0):
+    # f(t) / (1 - F(t)) of a lognormal with mu = ln(median), sigma = sqrt(2 ln(mean/median)).
+    mu, sigma = math.log(median_s), math.sqrt(2 * math.log(mean_to_median))
+    z = (math.log(t_s) - mu) / sigma
+    pdf = math.exp(-z * z / 2) / (sigma * t_s * math.sqrt(2 * math.pi))
+    return pdf / (0.5 * math.erfc(z / math.sqrt(2)))
+
+
+def test_S62_golden_time_of_5_to_10_minutes_under_the_default_prices(d70x8):
+    # Documented defaults: H100 SXM at $3.78/h (HBM $0.0473/GB-hour), host DRAM at
+    # $10/GB over 5 years ($2.28e-4/GB-hour), a reload at 64 GB/s, and the stated price of a
+    # miss in price_catalog/kv_tiers.toml: $8.40 per million context tokens = $1.00 here.
+    p = retention_policy(d70x8, 119_000)
+    assert p.miss_usd == pytest.approx(8.4e-6 * 119_000)
     assert 5 * 60 <= p.t1_s <= 10 * 60                                    # 6.7 min
-    assert p.t1_s < p.t2_s
-    # First-order condition: the return rate at t1 equals (c_H - c_T) / R_r.
-    assert float(p.gap.hazard(p.t1_s)) == pytest.approx(p.hbm_hazard_threshold_per_s, rel=1e-3)
-    # The bracket reproduces its ends.
+    assert p.tier == "dram" and p.t1_s < p.t2_s                           # then DRAM, then drop
+    # First-order condition by hand: the return rate at t1 equals (c_H - c_T) / R_r, with
+    # c_H = 39.0 GB x 3.78 / 80 per hour, c_T = 39.0 GB x 10 / (5 x 8766) per hour, and
+    # R_r = 76 ms on 8 GPUs at $3.78/h plus the $1.00 miss.
+    kv_gb = 119_000 * 327_680 / 1e9
+    c_h = kv_gb * 3.78 / 80 / 3600
+    c_t = kv_gb * 10 / (5 * 8766) / 3600
+    r_r = 119_000 * 327_680 / 8 / 64e9 * 8 * 3.78 / 3600 + 8.4e-6 * 119_000
+    assert _lognormal_hazard_by_hand(p.t1_s) == pytest.approx((c_h - c_t) / r_r, rel=2e-3)
+    # The bracket of miss prices that puts t1 at 5 and at 10 minutes, from the same condition:
+    # m = (c_H - c_T) / hazard(t) - GPU cost of the reload.
+    gpu_reload = r_r - 8.4e-6 * 119_000
+    lo, hi = ((c_h - c_t) / _lognormal_hazard_by_hand(t) - gpu_reload for t in (300.0, 600.0))
+    assert 0.8 < lo < 0.9 and 1.2 < hi < 1.3 and lo < p.miss_usd < hi
+    assert list(p.miss_usd_for_hbm_residence([300.0, 600.0])) == pytest.approx([lo, hi],
+                                                                               rel=2e-3)
     for m, t in ((lo, 300.0), (hi, 600.0)):
-        assert retention_policy(d70x8, 119_000, miss_usd=m).t1_s == pytest.approx(t, rel=1e-3)
+        assert retention_policy(d70x8, 119_000, miss_usd=m).t1_s == pytest.approx(t, rel=2e-3)
     # Cost curve: its minimum is the policy's cost.
     assert p.cost_curve_usd.min() >= p.expected_cost_usd - 1e-9
     assert p.to_frame().expected_cost_usd.min() == pytest.approx(p.expected_cost_usd, rel=1e-3)
 
 
+def test_S62_default_miss_price_is_sourced_and_labelled_an_assumption():
+    d = load_retention_defaults()
+    assert d.miss_usd_per_token == pytest.approx(8.40e-6)                 # $8.40 per Mtok
+    bib = data_sources(catalog_dir("price_catalog"))
+    assert bib[d.source].kind == "assumption"
+    assert "S62" in bib[d.source].title and "assumption" in d.note
+
+
 @given(st.floats(0.25, 4.0), st.floats(1.05, 4.0))
 def test_S62_dearer_hbm_shortens_hbm_residence(d70x8, scale, factor):
+    # Default prices otherwise; HBM scale x and scale x factor its catalog price.
     h = scale * hbm_usd_per_byte_s("h100-sxm")
-    a = retention_policy(d70x8, 119_000, miss_usd=1.0, hbm_usd_per_byte_s=h)
-    b = retention_policy(d70x8, 119_000, miss_usd=1.0, hbm_usd_per_byte_s=h * factor)
+    a = retention_policy(d70x8, 119_000, hbm_usd_per_byte_s=h)
+    b = retention_policy(d70x8, 119_000, hbm_usd_per_byte_s=h * factor)
     assert b.t1_s <= a.t1_s * (1 + 1e-6)
+    if a.t1_s > 0:
+        assert b.t1_s < a.t1_s
+
+
+@given(st.floats(2.0, 8.0))
+def test_S62_dearer_device_hours_shorten_hbm_residence(d70x8, usd_per_hour):
+    # Raising the rental price raises the HBM rent and the GPU cost of a reload together; the
+    # rent grows faster (the reload is 76 ms), so the KV leaves HBM sooner.
+    a = retention_policy(d70x8, 119_000, usd_per_device_hour=usd_per_hour)
+    b = retention_policy(d70x8, 119_000, usd_per_device_hour=usd_per_hour * 1.5)
+    assert b.t1_s < a.t1_s
+
+
+@given(st.integers(2_000, 128_000))
+def test_S62_default_golden_time_does_not_depend_on_the_session_length(d70x8, tokens):
+    # The stated miss price scales with the context like the HBM rent, so the hazard
+    # threshold (c_H - c_T) / R_r hardly moves: only the reload's GPU time (0.06% of R_r)
+    # and its latency floor are not per token.
+    p = retention_policy(d70x8, tokens)
+    assert p.t1_s == pytest.approx(retention_policy(d70x8, 119_000).t1_s, rel=2e-3)
 
 
 @given(st.floats(0.2, 5.0), st.floats(1.05, 4.0))
 def test_S62_dearer_recompute_keeps_kv_longer(d70x8, usd, factor):
-    base = retention_policy(d70x8, 119_000, miss_usd=1.0)
-    a = retention_policy(d70x8, 119_000, miss_usd=1.0, recompute_usd=base.reload_usd + usd)
-    b = retention_policy(d70x8, 119_000, miss_usd=1.0,
-                         recompute_usd=base.reload_usd + usd * factor)
+    base = retention_policy(d70x8, 119_000)
+    a = retention_policy(d70x8, 119_000, recompute_usd=base.reload_usd + usd)
+    b = retention_policy(d70x8, 119_000, recompute_usd=base.reload_usd + usd * factor)
     assert b.t2_s >= a.t2_s * (1 - 1e-6) and b.t1_s >= a.t1_s * (1 - 1e-6)
 
 
-@pytest.mark.parametrize("kw", [{}, {"miss_usd": 1.0}, {"tier": "ssd", "miss_usd": 0.3},
+@pytest.mark.parametrize("kw", [{}, {"miss_usd": 0}, {"tier": "ssd", "miss_usd": 0.3},
                                 {"tier": "network", "wait_usd_per_s": 0.05},
                                 {"miss_usd": 1.0, "reload_usd": 5.0, "recompute_usd": 5.0}])
 def test_retention_policy_matches_brute_force(d70x8, kw):
     # C(t1, t2) on a fine 2-D grid with t1 <= t2: the policy is at least as cheap.
     p = retention_policy(d70x8, 119_000, **kw)
     g = p.gap
-    t = np.concatenate([[0.0], np.geomspace(0.5, 40 * 86400, 1500), [np.inf]])
+    t = np.concatenate([[0.0], np.geomspace(0.5, 400 * 86400, 2000), [np.inf]])
     E, F = g.expected_min(t), g.cdf(t)
     c = (p.hbm_usd_per_s * E[:, None] + p.tier_usd_per_s * (E[None, :] - E[:, None])
          + (F[None, :] - F[:, None]) * p.reload_usd + (1 - F[None, :]) * p.recompute_usd)
@@ -340,10 +405,11 @@ def test_retention_policy_errors(d70x8):
 
 def test_retention_policy_from_kv_bytes(d70x8):
     # 40 GB given directly: the recompute covers 40e9 / 327,680 = 122,070 tokens.
-    p = retention_policy(d70x8, kv_bytes=40e9, miss_usd=1.0)
-    q = retention_policy(d70x8, 122_070, miss_usd=1.0)
+    p = retention_policy(d70x8, kv_bytes=40e9)
+    q = retention_policy(d70x8, 122_070)
     assert p.kv_bytes == 40e9
     assert p.recompute_s == pytest.approx(q.recompute_s)
+    assert p.miss_usd == pytest.approx(q.miss_usd, rel=1e-5)              # 122,070 x $8.40/M
     assert 5 * 60 <= p.t1_s <= 10 * 60
 
 

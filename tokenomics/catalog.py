@@ -39,7 +39,7 @@ _STATUSES = ("shipping", "announced", "unverified")
 _TIERS = ("hyperscaler-on-demand", "hyperscaler-capacity-block", "neocloud-on-demand",
           "long-term-contract", "purchase", "estimate")
 _SOURCE_KINDS = ("datasheet", "documentation", "config", "model-card", "paper", "secondary",
-                 "announcement", "team-figure")
+                 "announcement", "team-figure", "assumption")
 _DIRECTIONS = ("bidirectional", "per_direction")
 
 

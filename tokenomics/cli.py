@@ -362,6 +362,35 @@ def cmd_disagg(a: argparse.Namespace) -> None:
           f" (instances of tp={d.tp}), {a.input} in / {a.output} out")
 
 
+def cmd_retention(a: argparse.Namespace) -> None:
+    from .tiering import GapDistribution, retention_policy
+
+    d = _deployment(a)
+    gap = GapDistribution.from_median_mean(a.gap_median_min * 60.0, a.gap_mean_to_median)
+    pricing = [("stated default" if a.miss_usd is None else "given", a.miss_usd)]
+    if a.miss_usd != 0:
+        pricing.append(("GPU time only", 0.0))
+    rows = []
+    for tier_name in a.tier:
+        for label, miss in pricing:
+            p = retention_policy(d, a.context, tier=tier_name, miss_usd=miss, gap=gap,
+                                 usd_per_device_hour=a.price)
+            rows.append(dict(
+                tier=tier_name, miss_pricing=label, miss_usd=p.miss_usd,
+                keep_in_hbm_min=p.t1_s / 60.0, drop_after_h=p.t2_s / 3600.0,
+                expected_usd_per_gap=p.expected_cost_usd, keep_usd=p.keep_cost_usd,
+                offload_now_usd=p.offload_now_cost_usd, drop_now_usd=p.drop_now_cost_usd,
+                p_hbm_hit=p.p_hbm_hit, p_reload=p.p_reload, p_recompute=p.p_recompute,
+                reload_s=p.reload_s, recompute_s=p.recompute_s))
+    first = retention_policy(d, a.context, tier=a.tier[0], miss_usd=0.0, gap=gap,
+                             usd_per_device_hour=a.price)
+    _emit(pd.DataFrame(rows), a, f"KV retention over an idle gap (lognormal, median "
+          f"{a.gap_median_min:g} min, mean {a.gap_mean_to_median:g}x the median): "
+          f"{d.model.id} on {d.n_devices} x {d.hardware.id}, {a.context} tokens = "
+          f"{first.kv_bytes / 1e9:.1f} GB of KV; HBM ${first.hbm_usd_per_s * 3600:.3g}/hour; "
+          f"{_label(d)}")
+
+
 def _auto_tp(a: argparse.Namespace) -> Deployment:
     """The smallest valid tensor-parallel degree whose memory holds one sequence."""
     from .memory import max_batch
@@ -617,6 +646,26 @@ def build_parser() -> argparse.ArgumentParser:
                     help="chunked-prefill token budget of the colocated layout")
     _add_output(dg)
     dg.set_defaults(func=cmd_disagg)
+
+    rt = sub.add_parser("retention", help="keep a session's KV in HBM, offload it, or drop "
+                        "it over an idle gap (S62)",
+                        epilog="example: tokenomics retention llama-3.1-70b h100-sxm --tp 8 "
+                               "--context 119000 --tier dram ssd")
+    _add_deployment(rt)
+    rt.add_argument("--context", type=int, default=119_000,
+                    help="tokens in the session's KV (default 119000, S61)")
+    rt.add_argument("--tier", nargs="+", default=["dram"],
+                    help="offload tier(s) from price_catalog/kv_tiers.toml (default dram)")
+    rt.add_argument("--miss-usd", type=float, default=None,
+                    help="price of a return that misses HBM [USD] (default: the stated "
+                         "$8.40 per million context tokens; 0 for GPU time only)")
+    rt.add_argument("--price", type=float, help="USD per device-hour (default catalog rental)")
+    rt.add_argument("--gap-median-min", type=float, default=25.0,
+                    help="median idle gap [min] (default 25, S62)")
+    rt.add_argument("--gap-mean-to-median", type=float, default=15.0,
+                    help="mean over median of the gap (default 15, S60)")
+    _add_output(rt)
+    rt.set_defaults(func=cmd_retention)
 
     cb = sub.add_parser("calibrate", help="fit efficiencies to the published measurements",
                         epilog="example: tokenomics calibrate (report); tokenomics calibrate "

@@ -48,13 +48,16 @@ on the decreasing side of the hazard (a heavy-tailed gap has a hazard that peaks
 falls: a user who has not come back soon is ever less likely to come back in the next minute).
 :math:`E[\\min(G,t)]` of a lognormal is closed-form (:meth:`GapDistribution.expected_min`).
 
-**S62, reconciled.** The source keeps the KV in HBM for a 5-10 minute "golden time". With the
-prices above that is not what GPU-time accounting gives: reloading from host DRAM costs
+**S62, reconciled.** The source keeps the KV in HBM for a 5-10 minute "golden time". GPU-time
+accounting alone does not give that: reloading from host DRAM costs
 :math:`C_\\mathrm{HBM}/\\beta` = 80 GB / 64 GB/s = 1.25 s of HBM rent, so HBM residence pays
 only for returns within seconds, and the optimum offloads at once (:math:`t_1 = 0`, drop after
 about 3 h). A 5-10 minute golden time needs a return that misses HBM to cost as much as 28-41
-minutes of the KV's HBM rent: about $0.85-1.26 per miss for 39 GB on H100s at $3.78/h, e.g. a
-user-experience penalty for a resume that is not instant (``miss_usd``).
+minutes of the KV's HBM rent: about $0.85-1.26 per miss for 39 GB on H100s at $3.78/h, a price
+of the user's experience of a resume that is not instant. The library states that price as a
+default (``price_catalog/kv_tiers.toml``, ``[retention] miss_price``: $8.40 per million tokens
+of context, $1.00 for the source's 119K-token prefix, giving 6.7 minutes) and labels it an
+assumption; ``miss_usd=0`` gives the GPU-time-only answer.
 
 References
 ----------
@@ -316,9 +319,9 @@ def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
         raise CatalogError(f"{path}: not valid TOML ({exc})") from None
     if data.get("schema") != 1:
         raise _err(path, "schema", f"must be 1, got {data.get('schema')!r}")
-    unknown = sorted(set(data) - {"schema", "tiers"})
+    unknown = sorted(set(data) - {"schema", "tiers", "retention"})
     if unknown:
-        raise _err(path, unknown[0], "unknown key; allowed: schema, tiers")
+        raise _err(path, unknown[0], "unknown key; allowed: schema, tiers, retention")
     tiers = data.get("tiers")
     if not isinstance(tiers, Mapping) or not tiers:
         raise _err(path, "tiers", "a [tiers.<name>] table per tier is required")
@@ -335,7 +338,83 @@ def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
                            "capacity, bandwidth and price come from the hardware catalog)")
             continue
         out[name] = _parse_tier(name, raw, path, sources)
+    _parse_retention(data.get("retention"), path, sources)
     return out
+
+
+@dataclass(frozen=True)
+class RetentionDefaults:
+    """Stated prices :func:`retention_policy` uses when the caller gives none.
+
+    Attributes
+    ----------
+    miss_usd_per_token : float
+        Price of a return that does not find its KV in HBM, per token of the session's context
+        [USD/token] (bundled: $8.40 per million tokens, $1.00 for the source's 119K-token
+        prefix). A stated assumption, not a measurement: see ``price_catalog/kv_tiers.toml``.
+    source : str
+        Bibliography key of the figure.
+    note : str
+        Its reasoning, as the data file gives it.
+    """
+
+    miss_usd_per_token: float
+    source: str
+    note: str
+
+
+def _parse_retention(raw: Any, path: Path, sources: Mapping[str, Any]) -> RetentionDefaults:
+    if raw is None:
+        raise _err(path, "retention", "a [retention] table with miss_price (the stated price "
+                   "of a KV-cache miss, USD per token of context) is required")
+    if not isinstance(raw, Mapping):
+        raise _err(path, "retention", "must be a table")
+    unknown = sorted(set(raw) - {"miss_price"})
+    if unknown:
+        raise _err(path, f"retention.{unknown[0]}", "unknown key; allowed: miss_price")
+    if "miss_price" not in raw:
+        raise _err(path, "retention.miss_price", "required key is missing (USD per token of "
+                   "the session's context, e.g. {value = 8.4, unit = \"USD/Mtok\", ...})")
+    v = sourced_quantity(raw["miss_price"], "retention.miss_price", path, "USD/token",
+                         0.0, 1e-3, sources)
+    entry = raw["miss_price"]
+    return RetentionDefaults(miss_usd_per_token=float(v), source=str(entry["source"]),
+                             note=str(entry.get("note", "")))
+
+
+def load_retention_defaults(folder: Path | str | None = None) -> RetentionDefaults:
+    """Read the ``[retention]`` table of ``kv_tiers.toml`` (the file is validated whole).
+
+    Parameters
+    ----------
+    folder : Path or str, optional
+        Default the bundled ``price_catalog``.
+
+    Returns
+    -------
+    RetentionDefaults
+
+    Raises
+    ------
+    CatalogError
+        Naming the file and the field (see :func:`load_kv_tiers`).
+
+    Examples
+    --------
+    >>> d = load_retention_defaults()
+    >>> round(d.miss_usd_per_token * 1e6, 2), round(d.miss_usd_per_token * 119_000, 2)
+    (8.4, 1.0)
+    """
+    folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
+    load_kv_tiers(folder)
+    path = folder / "kv_tiers.toml"
+    data = tomllib.loads(path.read_text())
+    return _parse_retention(data.get("retention"), path, data_sources(folder))
+
+
+@lru_cache(maxsize=1)
+def _bundled_retention() -> RetentionDefaults:
+    return load_retention_defaults()
 
 
 @lru_cache(maxsize=1)
@@ -858,7 +937,7 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
                      tier: str | Tier = "dram", hbm_usd_per_byte_s: Any = None,
                      tier_usd_per_byte_s: Any = None, usd_per_device_hour: Any = None,
                      gap: GapDistribution | None = None, wait_usd_per_s: Any = 0.0,
-                     miss_usd: Any = 0.0, reload_usd: Any = None,
+                     miss_usd: Any = None, reload_usd: Any = None,
                      recompute_usd: Any = None) -> RetentionPolicy:
     """Cheapest policy for a session's KV over an idle gap: keep in HBM until ``t1``, then in
     a cheaper tier until ``t2``, then drop.
@@ -889,8 +968,11 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     wait_usd_per_s : float
         Penalty per second the returning user waits for a reload or recompute [USD/s]
         (default 0).
-    miss_usd : float
-        Penalty per return that does not find the KV in HBM [USD] (default 0).
+    miss_usd : float, optional
+        Penalty per return that does not find the KV in HBM [USD]. Default: the stated price
+        of ``price_catalog/kv_tiers.toml`` (``[retention] miss_price``, $8.40 per million
+        tokens of context; :func:`load_retention_defaults`) times the session's context
+        tokens: $1.00 for a 119K-token agent prefix. Pass ``0`` for GPU-time-only accounting.
     reload_usd, recompute_usd : float, optional
         Replace the computed cost of one reload / recompute, penalties included [USD].
 
@@ -903,8 +985,8 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     Minimises :math:`C(t_1, t_2)` of the module notes. With
     :math:`A(t) = (c_H - c_T) E[\\min(G,t)] - R_r F(t)` and
     :math:`B(t) = c_T E[\\min(G,t)] + (R_r - R_c) F(t) + R_c`, :math:`C = A(t_1) + B(t_2)`:
-    :math:`A(t_1) + \\min_{t_2 \\ge t_1} B(t_2)` is minimised on a grid (0, 480 points from
-    1 s to 30 days, and inf) and refined by bounded Brent search between grid neighbours; when
+    :math:`A(t_1) + \\min_{t_2 \\ge t_1} B(t_2)` is minimised on a grid (0, 560 points from
+    1 s to 365 days, and inf) and refined by bounded Brent search between grid neighbours; when
     the best :math:`t_2` is :math:`t_1` itself the policy is "drop without offloading" and
     :math:`A + B` is refined along :math:`t_1 = t_2`.
 
@@ -913,13 +995,16 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     :math:`n` devices at :math:`p` USD/s, wait penalty :math:`w` and miss penalty :math:`m`.
     Writing the KV out at :math:`t_1` is an asynchronous DMA and is not charged.
 
-    **Which prices give the source's 5-10 minute golden time (S62).** With the defaults (H100
-    at $3.78/h: HBM $0.0473/GB-hour; host DRAM $2.28e-4/GB-hour; GPU-time reloads; no
-    penalties) the optimum for 40 GB offloads at once (``t1 = 0``) and drops after ~3 hours: a
-    DRAM reload of the 40 GB costs 1.25 s of the KV's HBM rent. ``t1`` lands in 5-10 minutes
-    when a miss costs $0.85-1.26 (``miss_usd``, for Llama 3.1 70B's 119K-token, 39 GB KV on
-    8 x H100), i.e. 28-41 minutes of that HBM rent: see
-    :meth:`RetentionPolicy.miss_usd_for_hbm_residence`.
+    **The source's 5-10 minute golden time (S62), and the price it needs.** GPU time alone
+    (``miss_usd=0``: H100 at $3.78/h, so HBM $0.0473/GB-hour; host DRAM $2.28e-4/GB-hour)
+    offloads the 39 GB of a 119K-token Llama 3.1 70B session at once (``t1 = 0``) and drops it
+    after ~3 hours: a DRAM reload costs 1.25 s of the KV's HBM rent, and users come back far
+    more rarely than that. ``t1`` lands in 5-10 minutes when a miss costs $0.85-1.26 (28-41
+    minutes of that HBM rent; :meth:`RetentionPolicy.miss_usd_for_hbm_residence`). The
+    bundled default states $8.40 per million context tokens ($1.00 for this session: 6.7
+    minutes) -- the source's rule turned into a price, labelled an assumption in
+    ``kv_tiers.toml``, not a measured cost. Because that default scales with the context like
+    the HBM rent does, the default golden time does not depend on the session's length.
 
     References
     ----------
@@ -930,12 +1015,12 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     --------
     >>> import tokenomics as tk
     >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
-    >>> p = retention_policy(d, 119_000)
-    >>> p.t1_s, round(p.t2_s / 3600, 1)                   # GPU-time prices: offload at once
+    >>> p = retention_policy(d, 119_000)                  # stated default: $1.00 per miss
+    >>> round(p.miss_usd, 2), round(p.t1_s / 60, 1), round(p.t2_s / 3600, 1)
+    (1.0, 6.7, 3.2)
+    >>> q = retention_policy(d, 119_000, miss_usd=0)     # GPU time only: offload at once
+    >>> q.t1_s, round(q.t2_s / 3600, 1)
     (0.0, 3.2)
-    >>> q = retention_policy(d, 119_000, miss_usd=1.0)   # a $1 user-experience cost per miss
-    >>> round(q.t1_s / 60, 1)
-    6.7
     """
     hw = dep.hardware
     t = _offload_tier(tier, hw)
@@ -965,7 +1050,8 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     h_T = (t.holding_usd_per_byte_s() if tier_usd_per_byte_s is None
            else _money(tier_usd_per_byte_s, "tier_usd_per_byte_s", "USD/B/s"))
     w = _money(wait_usd_per_s, "wait_usd_per_s", "USD/s")
-    m = _money(miss_usd, "miss_usd", "USD")
+    m = (C * _bundled_retention().miss_usd_per_token if miss_usd is None
+         else _money(miss_usd, "miss_usd", "USD"))
     _check_capacity(t, K / n)
     t_r = t.latency_s + K / n / t.read_bytes_per_s
     t_c = float(prefill(dep, C).time_s)
@@ -983,7 +1069,7 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     def Bf(x: Any) -> np.ndarray:
         return np.asarray(c_T * g.expected_min(x) + (R_r - R_c) * g.cdf(x) + R_c, float)
 
-    grid = np.concatenate([[0.0], np.geomspace(1.0, 30 * 86400.0, 480), [np.inf]])
+    grid = np.concatenate([[0.0], np.geomspace(1.0, 365 * 86400.0, 560), [np.inf]])
     Ag, Bg = A(grid), Bf(grid)
     best_b = np.minimum.accumulate(Bg[::-1])[::-1]       # min over t2 >= t1, per t1
     curve = Ag + best_b
@@ -1119,7 +1205,8 @@ def agent_step(dep: Deployment, cached_tokens: int = AGENT_STEP_TOKENS[0],
 
 __all__ = [
     "AGENT_STEP_TOKENS", "AgentStep", "GAP_MEAN_TO_MEDIAN", "GAP_MEDIAN_S", "GapDistribution",
-    "ReloadOrRecompute", "RetentionPolicy", "Tier", "agent_step", "hbm_tier",
-    "hbm_usd_per_byte_s", "kv_tiers", "load_kv_tiers", "lognormal_params",
+    "ReloadOrRecompute", "RetentionDefaults", "RetentionPolicy", "Tier", "agent_step",
+    "hbm_tier", "hbm_usd_per_byte_s", "kv_tiers", "load_kv_tiers", "load_retention_defaults",
+    "lognormal_params",
     "reload_or_recompute", "retention_policy", "tier",
 ]
