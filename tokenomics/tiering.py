@@ -309,6 +309,10 @@ def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
     >>> t["dram"].read_bytes_per_s / 1e9      # PCIe Gen5 x16: 128 GB/s both ways
     64.0
     """
+    return _load_file(folder)[0]
+
+
+def _load_file(folder: Path | str | None) -> tuple[dict[str, Tier], RetentionDefaults]:
     folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
     path = folder / "kv_tiers.toml"
     try:
@@ -338,8 +342,7 @@ def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
                            "capacity, bandwidth and price come from the hardware catalog)")
             continue
         out[name] = _parse_tier(name, raw, path, sources)
-    _parse_retention(data.get("retention"), path, sources)
-    return out
+    return out, _parse_retention(data.get("retention"), path, sources)
 
 
 @dataclass(frozen=True)
@@ -405,11 +408,7 @@ def load_retention_defaults(folder: Path | str | None = None) -> RetentionDefaul
     >>> round(d.miss_usd_per_token * 1e6, 2), round(d.miss_usd_per_token * 119_000, 2)
     (8.4, 1.0)
     """
-    folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
-    load_kv_tiers(folder)
-    path = folder / "kv_tiers.toml"
-    data = tomllib.loads(path.read_text())
-    return _parse_retention(data.get("retention"), path, data_sources(folder))
+    return _load_file(folder)[1]
 
 
 @lru_cache(maxsize=1)
