@@ -15,9 +15,10 @@ a straight line in :math:`(x, y)`. So each deployment's curve is a polyline thro
 parallelism, formats) is the upper envelope of polylines (:func:`frontier`), and the best
 throughput at an interactivity floor (:func:`best_at`, S23's "vertical line at 100") is found by
 inverting :math:`t` on the right piece, with no grid. MoE's distinct-expert term
-:math:`E(1 - (1 - k/E)^{B})` is not linear: its curve is drawn through the kinks plus the
-batches where 50/75/90/99% of the experts are touched, and :func:`best_at` inverts the exact
-step time by bisection on the integer batch.
+:math:`E(1 - (1 - k/E)^{B})` is not linear: its curve starts from the kinks plus the batches
+where 50/75/90/99% of the experts are touched, and pieces are halved until each chord is within
+``CURVE_RTOL`` (1e-4, relative) of the exact step time at its midpoint; :func:`best_at` inverts
+the exact step time by bisection on the integer batch.
 
 :mod:`tokenomics.symbolic` derives the per-piece line with SymPy as an oracle; the brute-force
 :func:`sweep` over integer batches is the reference the closed form is tested against.
@@ -118,6 +119,35 @@ def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[floa
     return sorted(x for x in out if 1.0 < x < b_max)
 
 
+#: Largest relative gap allowed between a curve's chord and the exact step time at the midpoint
+#: of any piece (MoE's distinct-expert term is curved; dense pieces are straight already).
+CURVE_RTOL = 1e-4
+_MAX_VERTICES = 20_000
+
+
+def _refine_vertices(B: np.ndarray, t: np.ndarray, time: Any,
+                     rtol: float = CURVE_RTOL) -> tuple[np.ndarray, np.ndarray]:
+    """Insert midpoints until every piece's chord is within ``rtol`` of the exact time there.
+
+    Each round evaluates the exact step time at the midpoints of all pieces at once and keeps
+    those where the chord misses by more than ``rtol`` (relative); a straight piece passes at
+    once, so dense curves cost one extra evaluation. Stops at ``_MAX_VERTICES``.
+    """
+    while len(B) < _MAX_VERTICES:
+        mid = 0.5 * (B[:-1] + B[1:])
+        wide = np.diff(B) > 1e-9 * B[1:]
+        tm = np.asarray(time(mid[wide]), float)
+        chord = 0.5 * (t[:-1] + t[1:])[wide]
+        bad = np.abs(chord - tm) > rtol * tm
+        if not bad.any():
+            break
+        B = np.concatenate([B, mid[wide][bad]])
+        t = np.concatenate([t, tm[bad]])
+        order = np.argsort(B, kind="stable")
+        B, t = B[order], t[order]
+    return B, t
+
+
 def _spec(speculation: dict[str, float] | None) -> tuple[int, float]:
     """(k, expected tokens per cycle) of a speculation option; (0, 1) without one."""
     if not speculation:
@@ -168,8 +198,9 @@ class DecodeCurve:
     deployment : Deployment
     context_tokens : float
     batch : numpy.ndarray
-        Vertices of the curve: 1, every kink, and the largest batch that fits [sequences]
-        (real-valued; the step time is exact at each).
+        Vertices of the curve: 1, every kink, the points that bring a curved (MoE) piece's
+        chord within ``CURVE_RTOL`` of the exact step time, and the largest batch that fits
+        [sequences] (real-valued; the step time is exact at each).
     step_time_s : numpy.ndarray
     tokens_per_s_per_user : numpy.ndarray
     tokens_per_s_per_device : numpy.ndarray
@@ -247,7 +278,8 @@ def decode_curve(dep: Deployment, context_tokens: float,
     :math:`b^* = (q_0 - f_0)/(f_1 - q_1)` (its compute time :math:`f_0 + f_1 b` meets its
     memory time :math:`q_0 + q_1 b`); collective algorithms swap where their lines cross; MoE
     experts cross where :math:`f_1 b = (w D(b) + a b)/\\beta`. Batches are scaled by ``pp``
-    (micro-batches).
+    (micro-batches). Curved pieces (MoE) are then halved until every chord is within
+    ``CURVE_RTOL`` of the exact time at its midpoint.
 
     References
     ----------
@@ -278,9 +310,9 @@ def decode_curve(dep: Deployment, context_tokens: float,
     kinks = _kinks(dep, C, float(bm))
     if k:
         kinks += _kinks(dep, C, float(bm), float(k + 1))
-    pts = sorted({1.0, float(bm), *kinks})
-    B = np.asarray(pts)
+    B = np.asarray(sorted({1.0, float(bm), *kinks}))
     t = _cycle_time(dep, B, C, speculation)
+    B, t = _refine_vertices(B, t, lambda b: _cycle_time(dep, b, C, speculation))
     return DecodeCurve(deployment=dep, context_tokens=C, batch=B, step_time_s=t,
                        tokens_per_s_per_user=E / t,
                        tokens_per_s_per_device=B * E / t / dep.n_devices, max_batch=bm,
