@@ -140,6 +140,8 @@ def test_broken_hardware_file_rejected(cat_copy, old, new, field, why):
     ('hidden_size = 4096', 'hidden_size = "big"', "hidden_size", "non-negative integer"),
     ('num_hidden_layers = 32', '', "num_hidden_layers", "required key"),
     ('dtype = "bf16"', 'dtype = "bf17"', "weights.dtype", "unknown numeric format"),
+    ('dtype = "bf16"', 'dtype = "bf16"\nembedding_dtype = "fp9"', "weights.embedding_dtype",
+     "unknown numeric format"),
     ('schema = 1', 'schema = 2', "schema", "must be 1"),
 ])
 def test_broken_model_file_rejected(cat_copy, old, new, where, why):

@@ -63,6 +63,25 @@ def test_gpt_oss_experts_in_mxfp4():
     assert tk.weight_bytes(m) / 1e9 == pytest.approx(65, abs=2)  # ~61-65 GB checkpoint
 
 
+def test_quantized_checkpoints_keep_embedding_and_lm_head_at_torch_dtype():
+    # DeepSeek-V3 and Kimi K2 ship FP8 block-scaled linear weights (quantization_config
+    # quant_method "fp8") with torch_dtype bfloat16 for what the quantizer leaves alone.
+    for mid in ("deepseek-v3", "kimi-k2"):
+        m = tk.model(mid)
+        assert m.weight_dtype == "fp8_e4m3" and m.embedding_dtype == "bf16", mid
+        b = tk.param_breakdown(m)
+        table = b["embedding"] + b["lm_head"]
+        assert tk.weight_bytes(m) == pytest.approx(
+            tk.weight_bytes(m, embedding_dtype="fp8") + table * (2 - 1)), mid
+    # DeepSeek-V3: 129,280 x 7,168 per table, two tables: 1.85e9 B more than all-FP8.
+    assert 2 * 129_280 * 7_168 == pytest.approx(1.853e9, rel=1e-3)
+    # An unquantized config says nothing beyond its weight format.
+    assert tk.model_from_hf_config(LLAMA).embedding_dtype is None
+    q = tk.model_from_hf_config({**LLAMA, "torch_dtype": "bfloat16",
+                                 "quantization_config": {"quant_method": "fp8"}})
+    assert q.weight_dtype == "fp8_e4m3" and q.embedding_dtype == "bf16"
+
+
 def test_unknown_model_type_with_standard_keys_reads_as_llama_style():
     m = tk.model_from_hf_config({**LLAMA, "model_type": "my_llama"})
     assert "generic Llama-style" in m.notes

@@ -13,7 +13,9 @@ def test_memory_fit_terms_by_hand():
     d = tk.Deployment(m, "h200", tp=2, weight_dtype="fp8", kv_dtype="fp8",
                       runtime_reserve_bytes=3e9)
     f = tk.memory_fit(d, 16, 8192)
-    assert f.weights_bytes == pytest.approx(tk.param_count(m) * 1 / 2)
+    # FP8 linear weights, BF16 embedding table and LM head (2 x 128,256 x 8,192), over tp=2.
+    table = 2 * 128_256 * 8_192
+    assert f.weights_bytes == pytest.approx(((tk.param_count(m) - table) * 1 + table * 2) / 2)
     assert f.kv_bytes == pytest.approx(16 * 8192 * 2 * 80 * 8 * 128 * 1 / 2)
     # Workspace estimate: per token (4h + max(qkv, 2I)/tp) x 2 B, plus FP32 logits per sequence.
     per_tok = (4 * 8192 + 2 * 28672 / 2) * 2
@@ -22,6 +24,24 @@ def test_memory_fit_terms_by_hand():
     assert f.usable_bytes == 0.9 * 141e9
     assert f.free_bytes == pytest.approx(f.usable_bytes - f.total_bytes)
     assert f.fits
+
+
+def test_quantized_weights_keep_the_released_embedding_and_lm_head():
+    # Weight quantization converts the linear layers of the blocks; the embedding table and LM
+    # head stay at the release format unless asked (Neural Magic's Llama 3.1 FP8 checkpoints).
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm", weight_dtype="fp8")
+    assert d.embedding_dtype == "bf16"
+    table = 128_256 * 4_096                               # one table, parameters
+    ops = {o.name: o for o in tk.operators.step_costs(d, 1.0, 1.0, 1024.0, 1.0)}
+    assert float(ops["lm_head"].weight_bytes) == table * 2            # streamed each step
+    assert float(ops["embedding"].weight_bytes) == 4_096 * 2          # one row gathered
+    full = d.with_(embedding_dtype="fp8")
+    assert tk.weight_bytes_per_device(d) - tk.weight_bytes_per_device(full) == \
+        pytest.approx(2 * table * (2 - 1))
+    # Everything follows a wider release: a BF16 model served in BF16 is unchanged.
+    assert tk.Deployment("llama-3.1-8b", "h100-sxm").embedding_dtype == "bf16"
+    with pytest.raises(tk.TokenomicsError, match="unknown numeric format"):
+        tk.Deployment("llama-3.1-8b", "h100-sxm", embedding_dtype="fp9")
 
 
 def test_prefill_workspace_counts_logits_once_per_sequence():

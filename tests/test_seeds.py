@@ -132,21 +132,31 @@ def test_S15_llama31_405b_32_users_devices(h100):
 
 
 def test_S16_weight_format_decides_devices_and_kv_room(l70, h100):
-    # FP16: ~140 GB, two 80 GB H100s just to load it; FP8: ~70 GB, one H100.
+    # FP16: ~140 GB, two 80 GB H100s just to load it; FP8: ~70 GB, one H100. The source counts
+    # every weight at the format, the embedding table and LM head included.
     assert tk.weight_bytes(l70, "fp16") / GB == pytest.approx(140, rel=0.01)
     assert tk.min_devices(l70, h100, 1, 0, weight_dtype="fp16", usable_memory_fraction=1.0) == 2
-    assert tk.weight_bytes(l70, "fp8") / GB == pytest.approx(70, rel=0.01)
+    assert tk.weight_bytes(l70, "fp8", embedding_dtype="fp8") / GB == pytest.approx(70, rel=0.01)
+    # As FP8 checkpoints ship (Neural Magic's Llama 3.1 FP8: only the linear layers of the
+    # blocks are converted) the two 128,256 x 8,192 tables stay BF16: +2 x 1.0507e9 B.
+    assert tk.weight_bytes(l70, "fp8") == pytest.approx(
+        tk.weight_bytes(l70, "fp8", embedding_dtype="fp8") + 2 * 128_256 * 8_192)
     assert tk.min_devices(l70, h100, 1, 0, weight_dtype="fp8", usable_memory_fraction=1.0) == 1
     # Every byte saved on weights becomes KV room: at 8K context, 80 - 70.55 = 9.45 GB holds
-    # floor(9.45e9 / (8192 * 327,680)) = 3 sequences.
-    d = tk.Deployment(l70, h100, weight_dtype="fp8", usable_memory_fraction=1.0,
-                      workspace_bytes=0)
+    # floor(9.45e9 / (8192 * 327,680)) = 3 sequences; with BF16 tables 80 - 72.66 = 7.34 GB
+    # holds 2.
+    d = tk.Deployment(l70, h100, weight_dtype="fp8", embedding_dtype="fp8",
+                      usable_memory_fraction=1.0, workspace_bytes=0)
     assert tk.max_batch(d, 8192) == int((80e9 - 70.5537e9) // (8192 * 327_680)) == 3
+    assert tk.max_batch(d.with_(embedding_dtype="bf16"), 8192) == \
+        int((80e9 - 72.6550e9) // (8192 * 327_680)) == 2
 
 
 def test_S17_nvfp4_and_mxfp4_bits_and_the_18x_cut(l70):
     assert tk.dtype("nvfp4").bits == 4 + 8 / 16 == 4.5
     assert tk.dtype("mxfp4").bits == 4 + 8 / 32 == 4.25
-    ratio = tk.weight_bytes(l70, "fp8") / tk.weight_bytes(l70, "nvfp4")
+    # Whole model at each format (the source's arithmetic), tables included.
+    ratio = (tk.weight_bytes(l70, "fp8", embedding_dtype="fp8")
+             / tk.weight_bytes(l70, "nvfp4", embedding_dtype="nvfp4"))
     assert ratio == pytest.approx(8 / 4.5, rel=1e-9)   # 1.78 ~ "1.8x"
     assert round(ratio, 1) == 1.8

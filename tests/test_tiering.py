@@ -426,7 +426,8 @@ def test_tier_validation():
 def test_S61_agent_step_prefix_reads_are_about_60_percent():
     # Llama 3.1 70B in FP8 (W8A8) with a BF16 KV cache on 8 x H100 SXM, four agents stepping
     # together, each on the source's step: 119,000 cached tokens, 875 new, 214 out. A decode
-    # step reads 70.6 GB / 8 = 8.8 GB of weights per device once for the batch, and
+    # step reads 68.4 GB of FP8 block weights and the 2.1 GB BF16 LM head, / 8 = 8.8 GB per
+    # device, once for the batch (the embedding is only gathered), and
     # 4 x 119,000 x 327,680 B / 8 = 19.5 GB of prefix KV, so the prefix dominates.
     d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8",
                       compute_dtype="fp8")

@@ -385,8 +385,8 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
     total = f.quantity(off, "total_params", "official", "count", *_B["params"])
     active = f.quantity(off, "active_params", "official", "count", *_B["params"])
     w = _table(f, data, "weights")
-    f.keys(w, "weights", ("dtype", "source"), ("expert_dtype", "note"))
-    for k in ("dtype", "expert_dtype"):
+    f.keys(w, "weights", ("dtype", "source"), ("expert_dtype", "embedding_dtype", "note"))
+    for k in ("dtype", "expert_dtype", "embedding_dtype"):
         if k in w:
             try:
                 dtype(w[k])
@@ -398,6 +398,7 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
         m = model_from_hf_config(cfg, id=id_, name=f.string(data, "name", ""),
                                  weight_dtype=dtype(w["dtype"]).name,
                                  expert_dtype=w.get("expert_dtype"),
+                                 embedding_dtype=w.get("embedding_dtype"),
                                  where=f"{path}: [config]")
     except TokenomicsError as exc:
         msg = str(exc)

@@ -73,6 +73,7 @@ def model_from_hf_config(
     name: str | None = None,
     weight_dtype: str | None = None,
     expert_dtype: str | None = None,
+    embedding_dtype: str | None = None,
     where: str = "config.json",
 ) -> Model:
     """Build a :class:`~tokenomics.specs.Model` from a Hugging Face ``config.json``.
@@ -89,6 +90,10 @@ def model_from_hf_config(
     expert_dtype : str, optional
         Routed-expert format; default ``mxfp4`` when ``quantization_config.quant_method ==
         "mxfp4"`` (gpt-oss), else the weight format.
+    embedding_dtype : str, optional
+        Format of the embedding and LM head; default, for a quantized checkpoint (any
+        ``quantization_config``), its ``torch_dtype`` (quantizers leave them unconverted),
+        else the weight format.
     where : str
         Name used in error messages (the file being read).
 
@@ -195,6 +200,7 @@ def model_from_hf_config(
     mtp = int(cfg.get("num_nextn_predict_layers") or 0)
 
     wd, ed = _dtypes(top, weight_dtype, expert_dtype)
+    emb = embedding_dtype or _release_embedding_dtype(top)
     return Model(
         id=id or _default_id(top, mt), name=name or str(top.get("_name_or_path", mt)),
         num_layers=L, hidden_size=h, vocab_size=vocab, max_context=max_ctx, attention=att,
@@ -202,7 +208,8 @@ def model_from_hf_config(
         layer_window_kind=tuple(kinds), layer_is_moe=tuple(is_moe), moe=moe,
         gated_ffn=True, ffn_bias=bool(cfg.get("mlp_bias", False)), norm="rms",
         norms_per_layer=norms, tie_word_embeddings=tie, mtp_layers=mtp,
-        weight_dtype=wd, expert_dtype=ed, model_type=mt, family=fam,
+        weight_dtype=wd, expert_dtype=ed, embedding_dtype=emb if emb != wd else None,
+        model_type=mt, family=fam,
         notes="; ".join(notes), config=top,
     )
 
@@ -367,6 +374,14 @@ def _dtypes(top: Mapping[str, Any], weight_dtype: str | None,
     if expert_dtype is None and method == "mxfp4":
         expert_dtype = "mxfp4"
     return weight_dtype, expert_dtype
+
+
+def _release_embedding_dtype(top: Mapping[str, Any]) -> str | None:
+    """``torch_dtype`` of a quantized checkpoint (its embedding and LM head), else None."""
+    if not top.get("quantization_config"):
+        return None
+    td = str(top.get("torch_dtype", top.get("dtype", "bfloat16"))).lower()
+    return {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(td, "bf16")
 
 
 def _opt(r: _Reader, top: Mapping[str, Any], id: str | None, name: str | None,  # noqa: A002

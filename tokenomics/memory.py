@@ -36,17 +36,22 @@ from .specs import Deployment, Hardware, Model
 
 
 def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public name
-                 expert_dtype: str | None = None) -> float:
+                 expert_dtype: str | None = None, embedding_dtype: str | None = None) -> float:
     """Bytes of the model's weights [B].
 
     Parameters
     ----------
     model : Model
     dtype : str, optional
-        Format of all weights; default the model's released format.
+        Format of the weights other than the embedding and LM head; default the model's
+        released format.
     expert_dtype : str, optional
         Format of routed-expert weights; default the model's (gpt-oss: MXFP4) when ``dtype``
         is not given, else ``dtype``.
+    embedding_dtype : str, optional
+        Format of the token embedding and LM head; default their released format
+        (``model.embedding_dtype``, else ``model.weight_dtype``) whatever ``dtype`` is, as
+        weight quantization leaves them unconverted (see :class:`~tokenomics.Deployment`).
 
     Returns
     -------
@@ -62,13 +67,19 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
     >>> from tokenomics.catalog import model
     >>> round(weight_bytes(model("llama-3.1-70b"), "bf16") / 1e9, 1)   # S12: ~141 GB
     141.1
+    >>> round(weight_bytes(model("llama-3.1-70b"), "fp8") / 1e9, 1)    # embedding, head BF16
+    72.7
     """
     wd = _dtype(dtype).name if dtype is not None else model.weight_dtype
     if expert_dtype is None:
         expert_dtype = model.expert_dtype if (dtype is None and model.expert_dtype) else wd
+    if embedding_dtype is None:
+        embedding_dtype = model.embedding_dtype or model.weight_dtype
     b = param_breakdown(model)
     routed = b.pop("routed_experts")
-    return float(sum(b.values()) * bytes_per_element(wd) + routed * bytes_per_element(expert_dtype))
+    table = b.pop("embedding") + b.pop("lm_head")
+    return float(sum(b.values()) * bytes_per_element(wd) + routed * bytes_per_element(expert_dtype)
+                 + table * bytes_per_element(embedding_dtype))
 
 
 def weight_bytes_per_device(dep: Deployment) -> float:
@@ -78,7 +89,9 @@ def weight_bytes_per_device(dep: Deployment) -> float:
     -----
     Everything is split evenly over the ``tp * pp`` devices, except that attention data
     parallelism (``dp_attention``) keeps one copy of the attention projections, norms,
-    embedding and LM head per attention group:
+    embedding and LM head per attention group (the embedding and LM head at
+    ``dep.embedding_dtype``, routed experts at ``dep.expert_dtype``, the rest at
+    ``dep.weight_dtype``):
 
     .. math:: W_\mathrm{dev} = \frac{d_{attn} W_{attn} + W_{rest}}{tp \cdot pp}
 
@@ -92,7 +105,8 @@ def weight_bytes_per_device(dep: Deployment) -> float:
     m = dep.model
     b = param_breakdown(m)
     w = bytes_per_element(dep.weight_dtype)
-    attn_like = (b["attention"] + b["embedding"] + b["lm_head"] + b["norms"]) * w
+    attn_like = ((b["attention"] + b["norms"]) * w
+                 + (b["embedding"] + b["lm_head"]) * bytes_per_element(dep.embedding_dtype))
     rest = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w + \
         b["routed_experts"] * bytes_per_element(dep.expert_dtype)
     return float((attn_like * dep.dp_attention + rest) / dep.n_devices)

@@ -186,6 +186,7 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     a = m.attention
     w = bytes_per_element(dep.weight_dtype)
     we = bytes_per_element(dep.expert_dtype)
+    wt = bytes_per_element(dep.embedding_dtype)
     act = bytes_per_element(dep.act_dtype)
     zero = np.zeros(np.broadcast(B, T, c, NL).shape)
     out: list[OpCost] = []
@@ -193,7 +194,7 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     # Attention data parallelism keeps one copy of the attention weights (and embedding and
     # LM head) per attention group: each copy is read once per step.
     rep = float(dep.dp_attention)
-    out.append(OpCost("embedding", zero, N * h * w + zero, zero, N * h * act + zero))
+    out.append(OpCost("embedding", zero, N * h * wt + zero, zero, N * h * act + zero))
 
     # Attention projections.
     p_att = attention_params_per_layer(m)
@@ -261,6 +262,6 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
 
     NLt = B * NL
     out.append(OpCost("lm_head", 2.0 * NLt * h * m.vocab_size,
-                      rep * h * m.vocab_size * w + zero,
+                      rep * h * m.vocab_size * wt + zero,
                       zero, NLt * (h + m.vocab_size) * act))
     return out

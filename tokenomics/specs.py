@@ -272,6 +272,10 @@ class Model:
         of the main parameter count.
     weight_dtype : str
         Format of the released weights; ``expert_dtype`` overrides it for routed experts.
+    embedding_dtype : str or None
+        Released format of the token embedding and LM head when it differs from
+        ``weight_dtype`` (quantized releases keep them at the checkpoint's ``torch_dtype``:
+        DeepSeek-V3 and Kimi K2 FP8 with BF16 embeddings); None: ``weight_dtype``.
     official_total_params, official_active_params : float or None
         Vendor counts [parameters], with ``sources``.
     official_active_include_embedding : bool
@@ -300,6 +304,7 @@ class Model:
     mtp_layers: int = 0
     weight_dtype: str = "bf16"
     expert_dtype: str | None = None
+    embedding_dtype: str | None = None
     model_type: str = ""
     family: str = ""
     aliases: tuple[str, ...] = ()
@@ -326,6 +331,8 @@ class Model:
         dtype(self.weight_dtype)
         if self.expert_dtype is not None:
             dtype(self.expert_dtype)
+        if self.embedding_dtype is not None:
+            dtype(self.embedding_dtype)
 
     # Derived layer groupings, cached as arrays for vectorised use.
     @property
@@ -431,6 +438,12 @@ class Deployment:
     expert_dtype : str, optional
         Routed-expert weight format; default the model's (e.g. gpt-oss MXFP4), else
         ``weight_dtype``.
+    embedding_dtype : str, optional
+        Format of the token embedding and LM head; default their released format (the
+        model's ``embedding_dtype``, else its ``weight_dtype``), whatever ``weight_dtype`` is:
+        weight quantization recipes convert only the linear layers of the transformer blocks
+        and keep the embedding and LM head at the checkpoint's format (Neural Magic's
+        Llama 3.1 FP8 checkpoints; DeepSeek-V3's FP8 release).
     kv_dtype : str
         KV-cache format (default ``"bf16"``).
     act_dtype : str
@@ -472,6 +485,7 @@ class Deployment:
     # None selects the documented default; after construction each is a canonical name.
     weight_dtype: str = None  # type: ignore[assignment]
     expert_dtype: str = None  # type: ignore[assignment]
+    embedding_dtype: str = None  # type: ignore[assignment]
     kv_dtype: str = "bf16"
     act_dtype: str = "bf16"
     compute_dtype: str = None  # type: ignore[assignment]
@@ -517,9 +531,13 @@ class Deployment:
                 self, "expert_dtype",
                 self.model.expert_dtype if self.model.expert_dtype and
                 self.weight_dtype == self.model.weight_dtype else self.weight_dtype)
+        if self.embedding_dtype is None:
+            object.__setattr__(self, "embedding_dtype",
+                               self.model.embedding_dtype or self.model.weight_dtype)
         if self.compute_dtype is None:
             object.__setattr__(self, "compute_dtype", self.act_dtype)
-        for name in ("weight_dtype", "expert_dtype", "kv_dtype", "act_dtype", "compute_dtype"):
+        for name in ("weight_dtype", "expert_dtype", "embedding_dtype", "kv_dtype", "act_dtype",
+                     "compute_dtype"):
             object.__setattr__(self, name, dtype(getattr(self, name)).name)
         if not (0.0 < self.usable_memory_fraction <= 1.0):
             raise TokenomicsError(

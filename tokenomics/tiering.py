@@ -1178,7 +1178,7 @@ def agent_step(dep: Deployment, cached_tokens: int = AGENT_STEP_TOKENS[0],
     ...                   compute_dtype="fp8")
     >>> s = agent_step(d, batch=4)
     >>> round(s.prefix_kv_share, 2), round(s.time_s, 2)
-    (0.63, 1.99)
+    (0.62, 2.0)
     """
     c = _one(cached_tokens, "cached_tokens", minimum=0, unit="token")
     n_new = _one(new_tokens, "new_tokens", unit="token")
