@@ -148,6 +148,23 @@ def test_wait_quantile_inverts_the_cdf(rho, p):
         assert p <= 1 - rho + 1e-12
 
 
+@given(rho=st.lists(st.floats(0.01, 0.995), min_size=1, max_size=12),
+       p=st.floats(0.02, 0.999))
+def test_wait_quantiles_of_many_queues_at_once(rho, p):
+    # An array of queues (some far into the tail beyond the exact span) inverts elementwise,
+    # and a busier queue never has a shorter quantile.
+    r = np.asarray(rho)
+    q = mdl_wait_quantile_s(r / 0.2, 0.2, p)
+    assert q.shape == r.shape and np.all(np.isfinite(q)) and np.all(q >= 0)
+    order = np.argsort(r)
+    assert np.all(np.diff(q[order]) >= -1e-12)
+    for ri, qi in zip(r, q, strict=True):
+        if qi > 0:
+            assert mdl_wait_cdf(ri / 0.2, 0.2, qi) == pytest.approx(p, abs=1e-7)
+        else:
+            assert p <= 1 - ri + 1e-12
+
+
 @given(lam=st.floats(0.0, 9.9), dl=st.floats(0.0, 0.09))
 def test_mean_wait_grows_with_rate(lam, dl):
     w = mdl_mean_wait_s(lam, 0.1)

@@ -278,32 +278,45 @@ def mdl_wait_cdf(arrival_rate_per_s: Any, service_time_s: Any, wait_s: Any) -> A
     return V.scalar_or_array(F.reshape(shape))
 
 
-def _wait_quantile_1(rho: float, p: float) -> float:
-    """Quantile of W/S at probability ``p`` (scalar)."""
-    if p <= 1.0 - rho:
-        return 0.0
-    # Integer points: P(W <= kS) = P(Q <= k); grow the table until it passes p.
+def _wait_quantile(rho: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Quantiles of W/S at probabilities ``p`` for 1-d ``rho`` of the same length.
+
+    All elements at once: one queue table per distinct ``rho`` (grown until every ``p`` is
+    passed or the exact span is reached), the integer bracket per element
+    (:math:`P(W \\le kS) = P(Q \\le k)`), then a vectorized bisection inside it to 1e-15 S.
+    """
+    out = np.zeros(rho.shape)
+    live = p > 1.0 - rho                  # otherwise that share of arrivals does not wait
+    if not live.any():
+        return out
+    r, pp = rho[live], p[live]
+    ru, inv = np.unique(r, return_inverse=True)
     kmax = 16
     while True:
         km = min(kmax, EXACT_WAIT_SPAN)
-        q = _queue_probs(np.array([rho]), km)
-        c = np.cumsum(q[0, : km + 1])
-        if c[-1] >= p or km == EXACT_WAIT_SPAN:
+        q = _queue_probs(ru, km)
+        c = np.cumsum(q[:, : km + 1], axis=1)[inv]
+        if bool((c[:, -1] >= pp).all()) or km == EXACT_WAIT_SPAN:
             break
         kmax *= 4
-    if c[-1] < p:   # beyond the exact span: invert the exponential continuation
-        th = _decay_rate(rho)
-        return EXACT_WAIT_SPAN + math.log((1.0 - c[-1]) / (1.0 - p)) / th
-    k = int(np.argmax(c >= p))       # P(W <= (k-1) S) < p <= P(W <= k S), k >= 1
-    qp = _primed(q)
-    r = np.array([rho])
-
-    def f(u: float) -> float:
-        return float(_cdf_at(qp, r, np.array([k - 1 + u]))[0]) - p
-
-    if f(1.0) <= 0:      # rounding at the bracket's end
-        return float(k)
-    return k - 1 + float(brentq(f, 0.0, 1.0, xtol=1e-13))
+    res = np.empty(r.shape)
+    far = c[:, -1] < pp                   # beyond the exact span: invert the continuation
+    if far.any():
+        rates = {float(v): _decay_rate(float(v)) for v in np.unique(r[far])}
+        th = np.array([rates[float(v)] for v in r[far]])
+        res[far] = EXACT_WAIT_SPAN + np.log((1.0 - c[far, -1]) / (1.0 - pp[far])) / th
+    near = ~far
+    if near.any():
+        k = np.argmax(c[near] >= pp[near, None], axis=1).astype(float)   # k >= 1
+        qp, rn, pn = _primed(q)[inv][near], r[near], pp[near]
+        lo, hi = np.zeros(k.shape), np.ones(k.shape)
+        for _ in range(50):
+            mid = 0.5 * (lo + hi)
+            below = _cdf_at(qp, rn, k - 1.0 + mid) < pn
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        res[near] = k - 1.0 + hi
+    out[live] = res
+    return out
 
 
 def mdl_wait_quantile_s(arrival_rate_per_s: Any, service_time_s: Any, probability: Any) -> Any:
@@ -343,8 +356,7 @@ def mdl_wait_quantile_s(arrival_rate_per_s: Any, service_time_s: Any, probabilit
     lam, S, rho = _rate_and_service(arrival_rate_per_s, service_time_s)
     p = _prob(probability, "probability")
     rho, S, p = np.broadcast_arrays(rho, S, p)
-    out = np.array([_wait_quantile_1(float(r), float(pp))
-                    for r, pp in zip(np.ravel(rho), np.ravel(p), strict=True)])
+    out = _wait_quantile(np.ravel(rho).astype(float), np.ravel(p).astype(float))
     return V.scalar_or_array((out * np.ravel(S)).reshape(rho.shape))
 
 
@@ -650,10 +662,15 @@ def _disagg(prefill_dep: Deployment, decode_dep: Deployment, input_tokens: Any,
                    rho_ttft, r_d, binding, B_c)
 
 
-def _disagg_limits(m: _Disagg, n_p: int, n_d: int) -> dict[str, float]:
-    return {"ttft": float(n_p * m.rho_ttft / m.S_p),
-            "link": float(n_p * m.link / m.kv_bytes) if m.kv_bytes > 0 else math.inf,
-            m.decode_binding: float(n_d * m.r_d)}
+def _disagg_limits(m: _Disagg, n_p: Any, n_d: Any) -> dict[str, Any]:
+    """Largest request rate each constraint allows [1/s]; scalars or arrays of instance
+    counts (each limit is linear in its pool's count)."""
+    n_p_arr, n_d_arr = np.asarray(n_p, float), np.asarray(n_d, float)
+    out = {"ttft": n_p_arr * m.rho_ttft / m.S_p,
+           "link": n_p_arr * m.link / m.kv_bytes if m.kv_bytes > 0
+           else np.full(n_p_arr.shape, math.inf),
+           m.decode_binding: n_d_arr * m.r_d}
+    return {k: float(v) if np.ndim(v) == 0 else v for k, v in out.items()}
 
 
 def _disagg_at(m: _Disagg, n_p: int, n_d: int, rate: np.ndarray) -> SLOAttainment:
@@ -926,15 +943,21 @@ link_latency_s
         raise TokenomicsError(
             f"total_devices={total} cannot hold one prefill instance ({dp} devices) beside one "
             f"decode instance ({dd}): at least {dp + dd} devices are needed")
-    rows = []
-    for n_p in range(1, (total - dd) // dp + 1):
-        for n_d in range(1, (total - n_p * dp) // dd + 1):
-            lim = _disagg_limits(m, n_p, n_d)
-            b = min(lim, key=lambda k: lim[k])
-            rows.append(dict(n_prefill=n_p, n_decode=n_d, n_devices=n_p * dp + n_d * dd,
-                             rate_per_s=lim[b], goodput_per_s_per_budget_device=lim[b] / total,
-                             binding=b))
-    table = pd.DataFrame(rows)
+    # Every split at once: the limits are linear in the instance counts (_disagg_limits).
+    P_, D_ = np.meshgrid(np.arange(1, (total - dd) // dp + 1),
+                         np.arange(1, (total - dp) // dd + 1), indexing="ij")
+    keep = P_ * dp + D_ * dd <= total
+    n_p_all, n_d_all = P_[keep], D_[keep]
+    lim = _disagg_limits(m, n_p_all, n_d_all)
+    names = list(lim)
+    stacked = np.stack([np.broadcast_to(np.asarray(lim[k], float), n_p_all.shape)
+                        for k in names])
+    which = np.argmin(stacked, axis=0)          # first binding limit in ttft, link, decode order
+    rate = stacked[which, np.arange(n_p_all.size)]
+    table = pd.DataFrame(dict(n_prefill=n_p_all, n_decode=n_d_all,
+                              n_devices=n_p_all * dp + n_d_all * dd, rate_per_s=rate,
+                              goodput_per_s_per_budget_device=rate / total,
+                              binding=np.asarray(names, dtype=object)[which]))
     best = table.sort_values(["goodput_per_s_per_budget_device", "n_devices", "n_prefill"],
                              ascending=[False, True, True], kind="stable").iloc[0]
     n_p, n_d = int(best.n_prefill), int(best.n_decode)
