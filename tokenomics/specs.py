@@ -475,6 +475,13 @@ class Deployment:
         and MLA's single latent is replicated on every rank. ``"all"``: evenly over all
         devices (by sequence or batch, as the scaling book's fully sharded layouts and
         attention data parallelism do), no replication.
+
+    References
+    ----------
+    .. [1] Neural Magic, "Meta-Llama-3.1-70B-Instruct-FP8" model card, Hugging Face, 2024
+       (https://huggingface.co/neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8): the FP8
+       recipe converts the linear layers inside the transformer blocks only, so the
+       embedding and LM head keep the release format (the ``embedding_dtype`` default).
     """
 
     model: Model
