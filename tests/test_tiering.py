@@ -148,6 +148,8 @@ def test_unknown_tier_names_the_known_ones(d8):
     with pytest.raises(tk.UnknownEntryError, match=r"unknown KV tier 'dramm'; did you mean "
                                                    r"'dram'\? Known tiers: hbm, dram"):
         tier("dramm")
+    with pytest.raises(tk.UnknownEntryError, match=r"unknown KV tier None\. Known tiers: hbm, "):
+        tier(None)
     with pytest.raises(tk.TokenomicsError, match="tier 'hbm' is where the KV is used"):
         reload_or_recompute(d8, 1000, tier="hbm")
 

@@ -526,7 +526,7 @@ def tier(name: str | Tier, hardware: Hardware | str = "h100-sxm") -> Tier:
     if not isinstance(name, str) or name not in tiers:
         known = ["hbm", *tiers]
         close = difflib.get_close_matches(str(name), known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = f"; did you mean {close[0]!r}?" if close else "."
         raise UnknownEntryError(f"unknown KV tier {name!r}{hint} Known tiers: "
                                 f"{', '.join(known)}")
     return tiers[name]
