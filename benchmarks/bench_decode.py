@@ -51,6 +51,27 @@ def bench_sweep(n_side: int = 1000) -> None:
           f"{statistics.median(times):.3f} s")
 
 
+def bench_frontier() -> None:
+    """tk.frontier over every MoE deployment of four models x four devices x TP 1-8 that fits
+    (FP8, 4K context): ~50 curves of ~100 refined vertices each, crossings included."""
+    deps = []
+    for hw in ("h100-sxm", "h200", "b200", "mi300x"):
+        for tp in (1, 2, 4, 8):
+            for m in ("deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b", "mixtral-8x7b"):
+                d = tk.Deployment(m, hw, tp=tp, weight_dtype="fp8", compute_dtype="fp8",
+                                  kv_dtype="fp8")
+                if int(tk.max_batch(d, 4096)) >= 1:
+                    deps.append(d)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        f = tk.frontier(deps, 4096)
+        times.append(time.perf_counter() - t0)
+    print(f"frontier: {len(deps)} MoE deployments, {len(f)} envelope vertices, min "
+          f"{min(times):.3f} s, median {statistics.median(times):.3f} s")
+
+
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
     bench_sweep()
+    bench_frontier()

@@ -136,6 +136,23 @@ def test_moe_curve_follows_the_exact_step_time_between_vertices(model, hw, tp, f
     assert np.all(np.diff(c.batch) > 0) and np.all(np.diff(c.step_time_s) > 0)
 
 
+@given(st.lists(st.tuples(st.floats(0, 100), st.floats(0, 20)), min_size=0, max_size=60))
+def test_overlapping_pairs_are_exactly_the_overlapping_intervals(iv):
+    # The crossing search only pairs segments whose x-ranges overlap; it must find them all.
+    from tokenomics.frontier import _overlapping_pairs
+
+    lo = np.asarray([a for a, _ in iv], float)
+    hi = lo + np.asarray([w for _, w in iv], float)
+    i, j = _overlapping_pairs(lo, hi)
+    got = {frozenset((int(a), int(b))) for a, b in zip(i, j, strict=True)}
+    assert len(got) == len(i) and all(len(p) == 2 for p in got)          # each pair once
+    want = {frozenset((a, b)) for a in range(len(iv)) for b in range(a + 1, len(iv))
+            if min(hi[a], hi[b]) > max(lo[a], lo[b])}
+    assert want <= got
+    # Extra pairs may only touch at an end (zero-length overlap), never lie apart.
+    assert all(min(hi[a], hi[b]) >= max(lo[a], lo[b]) for a, b in map(tuple, got))
+
+
 def test_dense_curves_need_no_refinement():
     # Between its kinks a dense curve is straight: no vertex beyond 1, the kinks and max batch.
     d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)

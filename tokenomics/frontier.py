@@ -389,6 +389,21 @@ def _dominated(x: np.ndarray, y: np.ndarray, rel: float = 1e-12) -> np.ndarray:
     return dom
 
 
+def _overlapping_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs ``(i, j)`` of intervals ``[lo, hi]`` whose interiors overlap, each once.
+
+    Sorted by left end, interval ``i`` overlaps exactly the later ones that start before it
+    ends (``searchsorted``), so only those pairs are built, not all :math:`n^2/2`.
+    """
+    order = np.argsort(lo, kind="stable")
+    ls, hs = lo[order], hi[order]
+    pos = np.arange(ls.size)
+    cnt = np.maximum(np.searchsorted(ls, hs, side="left") - pos - 1, 0)
+    ii = np.repeat(pos, cnt)
+    jj = ii + 1 + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    return order[ii], order[jj]
+
+
 def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
              include_dominated: bool = False,
              speculation: Any = (None,), efficiency: Any = "calibrated") -> pd.DataFrame:
@@ -461,7 +476,7 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         cid, xl, xr, yl, yr = s[:, 0], s[:, 2], s[:, 3], s[:, 4], s[:, 5]
         slope = (yr - yl) / np.where(xr > xl, xr - xl, np.inf)
         icpt = yl - slope * xl
-        i, j = np.triu_indices(len(s), 1)
+        i, j = _overlapping_pairs(xl, xr)
         keep = cid[i] != cid[j]
         i, j = i[keep], j[keep]
         ds = slope[i] - slope[j]
@@ -469,11 +484,14 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         i, j, ds = i[ok], j[ok], ds[ok]
         xc = (icpt[j] - icpt[i]) / ds
         inside = ((xc > np.maximum(xl[i], xl[j])) & (xc < np.minimum(xr[i], xr[j])))
-        for a, xv in zip(i[inside], xc[inside], strict=True):
-            ci = int(cid[a])
-            c = curves[ci]
-            b = float(c.batch_at_step_time(c.tokens_per_step / xv))
-            rows.append((ci, b, c.tokens_per_step / xv, xv, b * xv / c.deployment.n_devices))
+        at, xs = cid[i[inside]].astype(int), xc[inside]
+        for ci in np.unique(at):
+            c = curves[int(ci)]
+            xv = xs[at == ci]
+            b = np.asarray(c.batch_at_step_time(c.tokens_per_step / xv), float)
+            rows.extend(zip(np.full(xv.size, float(ci)), b.tolist(),
+                            (c.tokens_per_step / xv).tolist(), xv.tolist(),
+                            (b * xv / c.deployment.n_devices).tolist(), strict=True))
     # Where a curve ends, the envelope may step down to another curve: add the other curves'
     # points at every curve's end interactivities, and the points where another curve falls
     # to the height of a curve's end (beyond it, that end dominates them).
