@@ -108,7 +108,7 @@ def test_every_command_writes_parseable_csv(args, cols, tmp_path, capsys):
 
 def test_frontier_command_errors(capsys):
     assert main(["frontier", "llama-3.1-405b", "--hardware", "l40s", "--tp", "1"]) == 2
-    assert "no configuration fits" in capsys.readouterr().err
+    assert "no deployment fits one sequence" in capsys.readouterr().err
 
 
 def test_report_writes_its_files(tmp_path, capsys):

@@ -162,6 +162,22 @@ def test_dense_curves_need_no_refinement():
     assert np.allclose(np.interp(B, c.batch, c.step_time_s), c.time_at(B), rtol=1e-12)
 
 
+def test_frontier_skips_layouts_that_do_not_fit_when_asked():
+    # DeepSeek-V3 in FP8 is 673 GB: 8 x H100 (640 GB) cannot hold it, 8 x H200 (1,128 GB) can.
+    h100 = tk.Deployment("deepseek-v3", "h100-sxm", tp=8, weight_dtype="fp8",
+                         compute_dtype="fp8")
+    h200 = h100.with_(hardware=tk.hardware("h200"))
+    with pytest.raises(tk.DoesNotFitError, match="8 x h100-sxm.*pass on_oom='skip'"):
+        frontier([h100, h200], 4096)
+    f = frontier([h100, h200], 4096, on_oom="skip")
+    assert set(f.hardware) == {"h200"} and len(f.attrs["skipped"]) == 1
+    assert "8xh100-sxm" in f.attrs["skipped"][0]
+    with pytest.raises(tk.DoesNotFitError, match="no deployment fits one sequence"):
+        frontier([h100], 4096, on_oom="skip")
+    with pytest.raises(tk.TokenomicsError, match="on_oom must be 'raise' or 'skip'"):
+        frontier([h200], 4096, on_oom="mark")
+
+
 def test_frontier_columns_cost_and_energy():
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     f = frontier([d], 2048)

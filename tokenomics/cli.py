@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from . import catalog
-from .errors import TokenomicsError
+from .errors import DoesNotFitError, TokenomicsError
 from .kv import kv_bytes_per_token
 from .memory import devices_needed, max_batch, memory_fit, min_devices
 from .params import param_breakdown, param_count
@@ -288,22 +288,18 @@ def cmd_frontier(a: argparse.Namespace) -> None:
                 skipped.append(f"{hw} tp={tp}: {exc}")
     for line in skipped:
         print(f"skipped {line}", file=sys.stderr)
-    usable = []
-    for d in deps:
-        from .memory import max_batch
-
-        if int(max_batch(d, a.context)) >= 1:
-            usable.append(d)
-        else:
-            print(f"skipped {d.hardware.id} tp={d.tp}: does not fit at {a.context} tokens",
-                  file=sys.stderr)
-    if not usable:
-        raise TokenomicsError("no configuration fits; add devices (--tp) or lower --context")
-    f = frontier(usable, a.context, efficiency="deployment")
+    if not deps:
+        raise TokenomicsError("no valid configuration; check --hardware and --tp")
+    try:
+        f = frontier(deps, a.context, efficiency="deployment", on_oom="skip")
+    except DoesNotFitError as exc:
+        raise TokenomicsError(f"{exc}; add devices (--tp) or lower --context") from None
+    for label in f.attrs["skipped"]:
+        print(f"skipped {label}: does not fit at {a.context} tokens", file=sys.stderr)
     cols = ["tokens_per_s_per_user", "tokens_per_s_per_device", "batch", "cost_usd_per_mtok",
             "joules_per_token", "label"]
     _emit(f[cols + [c for c in f.columns if c not in cols]], a,
-          f"Pareto frontier of {a.model} at {a.context} tokens; {_label(usable[0])}")
+          f"Pareto frontier of {a.model} at {a.context} tokens; {_label(deps[0])}")
     if a.slo is not None:
         r = best_at(f, a.slo)
         print(f"best at >= {a.slo:g} tokens/s per user: {r.tokens_per_s_per_device:.6g} "

@@ -41,7 +41,7 @@ import pandas as pd
 
 from . import _validate as V
 from .economics import cost_per_million_tokens, rental_price
-from .errors import NotPublishedError, TokenomicsError
+from .errors import DoesNotFitError, NotPublishedError, TokenomicsError
 from .memory import max_batch
 from .operators import OPERATORS, _distinct_experts, step_costs
 from .parallel import ALGORITHMS, step_comm
@@ -303,8 +303,6 @@ def decode_curve(dep: Deployment, context_tokens: float,
                                               tokens_per_step=bm * (k + 1)).fits):
             bm -= 1
     if bm < 1:
-        from .errors import DoesNotFitError
-
         raise DoesNotFitError(f"{dep.model.id} on {dep.n_devices} x {dep.hardware.id}: not one "
                               f"sequence of {C:g} tokens fits beside the weights")
     kinks = _kinks(dep, C, float(bm))
@@ -406,7 +404,8 @@ def _overlapping_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.n
 
 def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
              include_dominated: bool = False,
-             speculation: Any = (None,), efficiency: Any = "calibrated") -> pd.DataFrame:
+             speculation: Any = (None,), efficiency: Any = "calibrated",
+             on_oom: str = "raise") -> pd.DataFrame:
     """Upper envelope of the decode curves of several deployments (closed form).
 
     Parameters
@@ -427,6 +426,10 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         Efficiency model applied to every deployment: the calibrated forecast (default),
         the pure roofline bound, each deployment's own, or a given one. The ``efficiency``
         column says which.
+    on_oom : {"raise", "skip"}
+        A deployment where not one sequence fits: raise :class:`DoesNotFitError` (default),
+        or leave it out and list it in ``result.attrs["skipped"]`` (a sweep over layouts).
+        With every deployment left out, raise anyway.
 
     Returns
     -------
@@ -459,7 +462,21 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     specs = list(speculation) if speculation is not None else [None]
     if not specs:
         raise TokenomicsError("speculation must list at least one option (None: off)")
-    curves = [decode_curve(d, context_tokens, sp) for d in deps for sp in specs]
+    if on_oom not in ("raise", "skip"):
+        raise TokenomicsError(f"on_oom must be 'raise' or 'skip', got {on_oom!r}")
+    curves, skipped = [], []
+    for d in deps:
+        for sp in specs:
+            try:
+                curves.append(decode_curve(d, context_tokens, sp))
+            except DoesNotFitError as exc:
+                if on_oom == "raise":
+                    raise DoesNotFitError(f"{exc}; pass on_oom='skip' to leave such "
+                                          "deployments out of the frontier") from None
+                skipped.append(_label(d, sp))
+    if not curves:
+        raise DoesNotFitError(f"no deployment fits one sequence of {context_tokens:g} tokens: "
+                              f"{'; '.join(skipped)}")
     rows = []
     segs = []
     for ci, c in enumerate(curves):
@@ -540,6 +557,7 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
             context_tokens=float(context_tokens),
             **({"dominated": bool(d)} if include_dominated else {})))
     df = pd.DataFrame(out).sort_values("tokens_per_s_per_user").reset_index(drop=True)
+    df.attrs["skipped"] = skipped
     return df
 
 
