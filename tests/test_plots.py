@@ -15,7 +15,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 import tokenomics as tk  # noqa: E402
 from tokenomics.frontier import best_at, frontier  # noqa: E402
-from tokenomics.plots import plot_cost, plot_frontier, plot_memory, plot_roofline  # noqa: E402
+from tokenomics.plots import (  # noqa: E402
+    plot_cost,
+    plot_frontier,
+    plot_memory,
+    plot_retention,
+    plot_roofline,
+)
 
 L8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
 L70_FP8 = tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8", kv_dtype="fp8",
@@ -304,6 +310,46 @@ def test_cost_rejects_array_costs():
     c = tk.deployment_cost(L8, np.array([8, 16]), 1024, usd_per_device_hour=2.0)
     with pytest.raises(tk.TokenomicsError, match="one"):
         plot_cost(c)
+
+
+# --------------------------------------------------------------------------------------------
+# Retention (S62)
+# --------------------------------------------------------------------------------------------
+def test_retention_curves_optimum_and_golden_time():
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    stated, gpu = tk.retention_policy(d, 119_000), tk.retention_policy(d, 119_000, miss_usd=0)
+    ax = plot_retention([stated, gpu], labels=["stated", "GPU time"])
+    by = {}
+    for a in ax.get_children():
+        by.setdefault(a.get_gid(), []).append(a)
+    # The curves are the policies' cost curves over t1 > 0 in minutes.
+    for line, p in zip(by["cost_curve"], (stated, gpu), strict=True):
+        f = p.to_frame()
+        f = f[(f.t1_s > 0) & np.isfinite(f.t1_s)]
+        assert np.allclose(line.get_xdata(), f.t1_min) and np.allclose(line.get_ydata(),
+                                                                       f.expected_cost_usd)
+    assert [line.get_label() for line in by["cost_curve"]] == ["stated", "GPU time"]
+    # The stated price's optimum inside 5-10 minutes at its expected cost; GPU time alone at
+    # once, drawn at the left edge, its cost the dotted t1 = 0 level.
+    (opt,) = by["optimum"]
+    assert 5 <= opt.get_xdata()[0] <= 10
+    assert opt.get_ydata()[0] == pytest.approx(stated.expected_cost_usd)
+    (now,) = by["optimum_at_once"]
+    assert now.get_ydata()[0] == pytest.approx(gpu.expected_cost_usd)
+    assert by["offload_now"][1].get_ydata()[0] == pytest.approx(gpu.cost_curve_usd[0])
+    (span,) = by["golden_time"]
+    assert (span.get_x(), span.get_x() + span.get_width()) == (5, 10)
+    assert ax.get_xscale() == "log" and "USD" in ax.get_ylabel()
+    _render(ax)
+
+
+@pytest.mark.parametrize("policies, labels, match", [
+    ([], None, "empty"), (["x"], None, "RetentionPolicy"), (None, ["a", "b"], "labels")])
+def test_retention_rejects_bad_input(policies, labels, match):
+    if policies is None:
+        policies = tk.retention_policy(tk.Deployment("llama-3.1-8b", "h100-sxm"), 8192)
+    with pytest.raises(tk.TokenomicsError, match=match):
+        plot_retention(policies, labels=labels)
 
 
 def test_plots_module_imports_no_pyplot_state():

@@ -97,7 +97,7 @@ from .parallel import (
 )
 from .params import param_breakdown, param_count
 from .performance import StepResult, decode, operator_table, prefill
-from .plots import plot_cost, plot_frontier, plot_memory, plot_roofline
+from .plots import plot_cost, plot_frontier, plot_memory, plot_retention, plot_roofline
 from .roofline import (
     attainable_flop_per_s,
     attention_decode_intensity,
@@ -149,7 +149,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "calibration_report", "efficiency_presets", "forecast_interval",
-    "plot_cost", "plot_frontier", "plot_memory", "plot_roofline",
+    "plot_cost", "plot_frontier", "plot_memory", "plot_retention", "plot_roofline",
     "export_sizing_sheet", "export_table_csv", "spreadsheet_formula",
     "DecodeCurve", "best_at", "cheapest_at", "crossings", "decode_curve", "frontier",
     "pareto_mask", "sweep",

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
 
-__all__ = ["plot_cost", "plot_frontier", "plot_memory", "plot_roofline"]
+__all__ = ["GOLDEN_TIME_MIN", "plot_cost", "plot_frontier", "plot_memory", "plot_retention",
+           "plot_roofline"]
 
 GB = 1e9
 """Bytes per GB (decimal; the library's convention, ``docs/physics.md``)."""
@@ -668,5 +669,99 @@ def plot_cost(costs: DeploymentCost | Iterable[DeploymentCost],
     ax.set_ylabel("Cost [USD per million tokens]")
     ax.set_title("Cost per million tokens by phase", fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+    return ax
+
+
+# --------------------------------------------------------------------------------------------
+# KV retention (S62)
+# --------------------------------------------------------------------------------------------
+#: The source's HBM "golden time" [min] (S62), shaded by :func:`plot_retention`.
+GOLDEN_TIME_MIN = (5.0, 10.0)
+
+
+def plot_retention(policies: Any, labels: Sequence[str] | None = None,
+                   ax: Axes | None = None) -> Axes:
+    """Expected cost of one idle gap against the HBM residence ``t1``, with the optimum.
+
+    One curve per :class:`tokenomics.RetentionPolicy`: for each candidate ``t1`` [min] (log
+    axis) the expected cost [USD] with the best drop time ``t2`` for it; a marker at the
+    policy's optimum; a dotted level for "offload at once" (``t1 = 0``, not on a log axis);
+    the source's 5-10 minute golden time shaded.
+
+    Parameters
+    ----------
+    policies : RetentionPolicy or iterable of RetentionPolicy
+        From :func:`tokenomics.retention_policy`, e.g. the stated default beside
+        ``miss_usd=0``.
+    labels : sequence of str, optional
+        One legend entry per policy; default ``"miss $m"``.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Artists by ``gid``: ``"cost_curve"`` (x in minutes, y in USD, one per policy, labelled),
+        ``"optimum"`` (a one-point line at ``(t1/60, expected cost)``, or
+        ``"optimum_at_once"`` at the curve's left edge when ``t1 = 0``), ``"offload_now"``
+        (the ``t1 = 0`` level) and ``"golden_time"`` (the shaded span).
+
+    Raises
+    ------
+    TokenomicsError
+        For no policies, an entry that is not a RetentionPolicy, or labels of the wrong
+        length.
+
+    References
+    ----------
+    .. [1] Seed digest S62 (5-10 minute golden time; median gap 25 min).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    >>> ax = plot_retention([tk.retention_policy(d, 119_000),
+    ...                      tk.retention_policy(d, 119_000, miss_usd=0)])
+    >>> [(a.get_gid(), round(float(a.get_xdata()[0]), 1)) for a in ax.get_lines()
+    ...  if a.get_gid().startswith("optimum")]   # minutes; GPU time alone offloads at once
+    [('optimum', 6.7), ('optimum_at_once', 0.0)]
+    """
+    from .tiering import RetentionPolicy
+
+    items = [policies] if isinstance(policies, RetentionPolicy) else list(policies)
+    if not items:
+        raise TokenomicsError("policies is empty; give at least one RetentionPolicy")
+    for i, p in enumerate(items):
+        if not isinstance(p, RetentionPolicy):
+            raise TokenomicsError(f"policies[{i}] must be a RetentionPolicy (from "
+                                  f"tk.retention_policy), got {type(p).__name__}")
+    if labels is None:
+        labels = [f"miss ${p.miss_usd:.3g}" for p in items]
+    labels = [str(lab) for lab in labels]
+    if len(labels) != len(items):
+        raise TokenomicsError(f"labels has {len(labels)} entries for {len(items)} policies")
+
+    ax = _axes(ax)
+    ax.axvspan(*GOLDEN_TIME_MIN, color="0.85", zorder=0, gid="golden_time",
+               label="S62 golden time (5-10 min)")
+    for p, lab, colour in zip(items, labels, _colours(len(items)), strict=True):
+        t = np.asarray(p.t_grid_s, float)
+        c = np.asarray(p.cost_curve_usd, float)
+        on_axis = (t > 0) & np.isfinite(t)
+        ax.plot(t[on_axis] / 60.0, c[on_axis], color=colour, label=lab, gid="cost_curve")
+        ax.axhline(float(c[0]), color=colour, linestyle=":", linewidth=1, gid="offload_now")
+        # t1 = 0 has no place on a log axis: its marker sits at the curve's left edge.
+        at_once = p.t1_s == 0
+        x_opt = float(t[on_axis][0]) / 60.0 if at_once else p.t1_s / 60.0
+        ax.plot([x_opt], [p.expected_cost_usd], marker="o", color=colour, linestyle="none",
+                gid="optimum_at_once" if at_once else "optimum")
+        ax.annotate(f"t1 = {p.t1_s / 60:.3g} min, {_usd(p.expected_cost_usd)}",
+                    (x_opt, p.expected_cost_usd), textcoords="offset points", xytext=(6, 6),
+                    fontsize=7, color=colour)
+    ax.set_xscale("log")
+    ax.set_xlabel("HBM residence t1 before offloading [min] (dotted: offload at once)")
+    ax.set_ylabel("Expected cost of one idle gap [USD]")
+    ax.set_title("Keep in HBM, offload, drop: expected cost per gap", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     return ax
