@@ -323,6 +323,30 @@ def test_S62_default_miss_price_is_sourced_and_labelled_an_assumption():
     assert "S62" in bib[d.source].title and "assumption" in d.note
 
 
+def test_retention_occupancy_is_littles_law_by_hand(d70x8):
+    # 100 sessions idling with the source's gaps (mean 375 min): 100 / 22,500 gaps per second.
+    # L = lambda W, W = E[min(G, t)] = integral of P(G > g) from 0 to t (a lognormal with
+    # median 25 min and sigma sqrt(2 ln 15)), integrated numerically here.
+    p = retention_policy(d70x8, 119_000)
+    g = stats.lognorm(s=math.sqrt(2 * math.log(15)), scale=1500.0)
+    w1 = integrate.quad(g.sf, 0, p.t1_s, limit=200)[0]
+    w2 = integrate.quad(g.sf, 0, p.t2_s, limit=200)[0]
+    lam = 100 / 22_500
+    o = p.occupancy(lam)
+    assert o.sessions_in_hbm == pytest.approx(lam * w1, rel=1e-6)
+    assert o.sessions_in_tier == pytest.approx(lam * (w2 - w1), rel=1e-6)
+    kv = 119_000 * 327_680
+    assert o.hbm_bytes == pytest.approx(lam * w1 * kv, rel=1e-6)
+    assert o.hbm_fraction == pytest.approx(lam * w1 * kv / (8 * 80e9), rel=1e-6)
+    # The tier holds one copy of the KV; 8 GPUs reach 8 x 250 GB of the node's DRAM.
+    assert o.tier_fraction == pytest.approx(lam * (w2 - w1) * kv / 2e12, rel=1e-6)
+    # Linear in the rate, arrays welcome; a negative rate is an error.
+    many = p.occupancy(np.array([0.0, lam, 2 * lam]))
+    assert np.allclose(many.tier_bytes, [0.0, o.tier_bytes, 2 * o.tier_bytes])
+    with pytest.raises(tk.TokenomicsError, match="idle_gaps_per_s must be >= 0"):
+        p.occupancy(-1.0)
+
+
 @given(st.floats(0.25, 4.0), st.floats(1.05, 4.0))
 def test_S62_dearer_hbm_shortens_hbm_residence(d70x8, scale, factor):
     # Default prices otherwise; HBM scale x and scale x factor its catalog price.

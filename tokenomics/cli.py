@@ -371,20 +371,23 @@ def cmd_retention(a: argparse.Namespace) -> None:
         for label, miss in pricing:
             p = retention_policy(d, a.context, tier=tier_name, miss_usd=miss, gap=gap,
                                  usd_per_device_hour=a.price)
+            occ = p.occupancy(a.sessions / gap.mean_s)
             rows.append(dict(
                 tier=tier_name, miss_pricing=label, miss_usd=p.miss_usd,
                 keep_in_hbm_min=p.t1_s / 60.0, drop_after_h=p.t2_s / 3600.0,
                 expected_usd_per_gap=p.expected_cost_usd, keep_usd=p.keep_cost_usd,
                 offload_now_usd=p.offload_now_cost_usd, drop_now_usd=p.drop_now_cost_usd,
                 p_hbm_hit=p.p_hbm_hit, p_reload=p.p_reload, p_recompute=p.p_recompute,
-                reload_s=p.reload_s, recompute_s=p.recompute_s))
+                reload_s=p.reload_s, recompute_s=p.recompute_s,
+                idle_in_hbm=occ.sessions_in_hbm, idle_in_tier=occ.sessions_in_tier,
+                tier_fraction_used=occ.tier_fraction))
     first = retention_policy(d, a.context, tier=a.tier[0], miss_usd=0.0, gap=gap,
                              usd_per_device_hour=a.price)
     _emit(pd.DataFrame(rows), a, f"KV retention over an idle gap (lognormal, median "
           f"{a.gap_median_min:g} min, mean {a.gap_mean_to_median:g}x the median): "
           f"{d.model.id} on {d.n_devices} x {d.hardware.id}, {a.context} tokens = "
           f"{first.kv_bytes / 1e9:.1f} GB of KV; HBM ${first.hbm_usd_per_s * 3600:.3g}/hour; "
-          f"{_label(d)}")
+          f"{a.sessions:g} sessions per replica for the occupancy columns; {_label(d)}")
 
 
 def _auto_tp(a: argparse.Namespace) -> Deployment:
@@ -660,6 +663,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="median idle gap [min] (default 25, S62)")
     rt.add_argument("--gap-mean-to-median", type=float, default=15.0,
                     help="mean over median of the gap (default 15, S60)")
+    rt.add_argument("--sessions", type=float, default=100.0,
+                    help="agent sessions per replica, each idling one mean gap per request "
+                         "(default 100): mean idle sessions in HBM and in the tier, and the "
+                         "tier's fraction used (Little's law)")
     _add_output(rt)
     rt.set_defaults(func=cmd_retention)
 

@@ -889,6 +889,58 @@ class RetentionPolicy:
     t_grid_s: np.ndarray = field(repr=False)
     cost_curve_usd: np.ndarray = field(repr=False)
     gap: GapDistribution = field(repr=False, default_factory=GapDistribution.from_median_mean)
+    tier_kv_bytes: float = math.nan
+    hbm_capacity_bytes: float = math.nan
+    tier_capacity_bytes: float = math.nan
+
+    def occupancy(self, idle_gaps_per_s: Any) -> RetentionOccupancy:
+        """Mean KV a stream of idle gaps keeps in HBM and in the tier under this policy.
+
+        Parameters
+        ----------
+        idle_gaps_per_s : float or array_like
+            Rate at which sessions on the replica go idle [1/s], >= 0: sessions over the
+            mean length of one request cycle (gap plus active time); e.g. 100 sessions with
+            a 375-minute mean gap and little active time, ~100 / 22,500 s.
+
+        Returns
+        -------
+        RetentionOccupancy
+
+        Notes
+        -----
+        Little's law, :math:`L = \\lambda W`: a gap holds the KV in HBM for
+        :math:`\\min(G, t_1)` and in the tier for :math:`\\min(G, t_2) - \\min(G, t_1)`, so on
+        average :math:`\\lambda E[\\min(G, t_1)]` sessions sit in HBM and
+        :math:`\\lambda (E[\\min(G, t_2)] - E[\\min(G, t_1)])` in the tier. Fractions are of
+        the replica's physical HBM (devices x capacity; weights included, so the room for idle
+        KV is less) and of the tier capacity its GPUs reach.
+
+        References
+        ----------
+        .. [1] J. D. C. Little, "A proof for the queuing formula L = lambda W", Operations
+           Research 9(3), 1961.
+
+        Examples
+        --------
+        >>> import tokenomics as tk
+        >>> p = retention_policy(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8), 119_000)
+        >>> o = p.occupancy(100 / 22_500)           # ~100 sessions on the replica
+        >>> round(o.sessions_in_hbm, 2), round(o.sessions_in_tier, 1)   # in HBM, in DRAM
+        (1.46, 15.7)
+        >>> round(o.tier_fraction, 2)             # of the 8 GPUs' 2 TB of host DRAM
+        0.31
+        """
+        lam = V.non_negative(idle_gaps_per_s, "idle_gaps_per_s", "1/s")
+        e1 = float(self.gap.expected_min(self.t1_s))
+        e2 = float(self.gap.expected_min(self.t2_s))
+        in_hbm, in_tier = lam * e1, lam * (e2 - e1)
+        S = V.scalar_or_array
+        return RetentionOccupancy(
+            sessions_in_hbm=S(in_hbm), sessions_in_tier=S(in_tier),
+            hbm_bytes=S(in_hbm * self.kv_bytes), tier_bytes=S(in_tier * self.tier_kv_bytes),
+            hbm_fraction=S(in_hbm * self.kv_bytes / self.hbm_capacity_bytes),
+            tier_fraction=S(in_tier * self.tier_kv_bytes / self.tier_capacity_bytes))
 
     def miss_usd_for_hbm_residence(self, t_s: Any) -> Any:
         """Per-miss penalty that makes ``t_s`` the optimal HBM residence [USD].
@@ -915,6 +967,29 @@ class RetentionPolicy:
         """Cost curve: ``t1_s``, ``t1_min``, ``expected_cost_usd`` (best ``t2`` per ``t1``)."""
         return pd.DataFrame({"t1_s": self.t_grid_s, "t1_min": self.t_grid_s / 60.0,
                              "expected_cost_usd": self.cost_curve_usd})
+
+
+@dataclass(frozen=True)
+class RetentionOccupancy:
+    """Mean KV held by idle sessions under a retention policy (Little's law).
+
+    Attributes
+    ----------
+    sessions_in_hbm, sessions_in_tier : float or ndarray
+        Mean number of idle sessions whose KV sits in HBM / in the tier [sessions].
+    hbm_bytes, tier_bytes : float or ndarray
+        Mean bytes held there, over the replica [B].
+    hbm_fraction, tier_fraction : float or ndarray
+        Of the replica's physical HBM and of the tier capacity its GPUs reach; above 1 the
+        policy does not fit the memory it assumes.
+    """
+
+    sessions_in_hbm: Any
+    sessions_in_tier: Any
+    hbm_bytes: Any
+    tier_bytes: Any
+    hbm_fraction: Any
+    tier_fraction: Any
 
 
 def _refine(f: Any, grid: np.ndarray, i: int, lo: float = 0.0,
@@ -1091,7 +1166,9 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
         tier=t.name, kv_bytes=K, hbm_usd_per_s=c_H, tier_usd_per_s=c_T, reload_s=t_r,
         recompute_s=t_c, reload_usd=R_r, recompute_usd=R_c, miss_usd=m,
         hbm_hazard_threshold_per_s=thr_h, drop_hazard_threshold_per_s=thr_d,
-        t_grid_s=grid, cost_curve_usd=curve, gap=g)
+        t_grid_s=grid, cost_curve_usd=curve, gap=g, tier_kv_bytes=K / dep.kv_replication,
+        hbm_capacity_bytes=n * hw.mem_capacity_bytes,
+        tier_capacity_bytes=n * t.capacity_per_gpu_bytes)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1204,7 +1281,8 @@ def agent_step(dep: Deployment, cached_tokens: int = AGENT_STEP_TOKENS[0],
 
 __all__ = [
     "AGENT_STEP_TOKENS", "AgentStep", "GAP_MEAN_TO_MEDIAN", "GAP_MEDIAN_S", "GapDistribution",
-    "ReloadOrRecompute", "RetentionDefaults", "RetentionPolicy", "Tier", "agent_step",
+    "ReloadOrRecompute", "RetentionDefaults", "RetentionOccupancy", "RetentionPolicy", "Tier",
+    "agent_step",
     "hbm_tier", "hbm_usd_per_byte_s", "kv_tiers", "load_kv_tiers", "load_retention_defaults",
     "lognormal_params",
     "reload_or_recompute", "retention_policy", "tier",
