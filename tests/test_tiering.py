@@ -358,6 +358,16 @@ def test_S62_dearer_hbm_shortens_hbm_residence(d70x8, scale, factor):
         assert b.t1_s < a.t1_s
 
 
+@given(st.floats(0.05, 5.0), st.floats(1.05, 4.0))
+def test_S62_dearer_misses_keep_kv_longer_in_hbm(d70x8, miss, factor):
+    # The mirror of dearer HBM: a pricier miss raises R_r, lowers the hazard threshold
+    # (c_H - c_T) / R_r, and the decreasing hazard meets it later.
+    a = retention_policy(d70x8, 119_000, miss_usd=miss)
+    b = retention_policy(d70x8, 119_000, miss_usd=miss * factor)
+    assert b.t1_s >= a.t1_s * (1 - 1e-6)
+    assert b.expected_cost_usd >= a.expected_cost_usd - 1e-12      # never cheaper
+
+
 @given(st.floats(2.0, 8.0))
 def test_S62_dearer_device_hours_shorten_hbm_residence(d70x8, usd_per_hour):
     # Raising the rental price raises the HBM rent and the GPU cost of a reload together; the
