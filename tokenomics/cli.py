@@ -199,8 +199,10 @@ def cmd_models(a: argparse.Namespace) -> None:
     vals["official_total_params"] = m.official_total_params
     vals["official_active_params"] = m.official_active_params
     vals["kv_bytes_per_token_bf16"] = kv_bytes_per_token(m)
-    vals["weight_dtype"] = m.weight_dtype + (f" (experts {m.expert_dtype})"
-                                             if m.expert_dtype else "")
+    vals["weight_dtype"] = (m.weight_dtype
+                            + (f" (experts {m.expert_dtype})" if m.expert_dtype else "")
+                            + (f" (embedding, LM head {m.embedding_dtype})"
+                               if m.embedding_dtype else ""))
     srcs = {"official_total_params": m.sources.get("official.total_params", ""),
             "official_active_params": m.sources.get("official.active_params", ""),
             "weight_dtype": m.sources.get("weights", "")}
