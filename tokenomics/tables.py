@@ -72,7 +72,8 @@ def model_table() -> pd.DataFrame:
         ``kv_heads``, ``head_dim``, ``experts``, ``top_k``, ``params_total_b`` and
         ``params_active_b`` (computed, billions), ``official_total_b``,
         ``official_active_b``, ``kv_bytes_per_token_bf16`` (all layers full),
-        ``max_context_tokens``, ``weight_dtype``, ``expert_dtype``, ``sources``.
+        ``max_context_tokens``, ``weight_dtype``, ``expert_dtype``, ``embedding_dtype`` (the
+        embedding table and LM head, where the release keeps them apart), ``sources``.
 
     Examples
     --------
@@ -94,7 +95,7 @@ def model_table() -> pd.DataFrame:
             official_active_b=(m.official_active_params or np.nan) / 1e9,
             kv_bytes_per_token_bf16=kv_bytes_per_token(m, "bf16"),
             max_context_tokens=m.max_context, weight_dtype=m.weight_dtype,
-            expert_dtype=m.expert_dtype or "",
+            expert_dtype=m.expert_dtype or "", embedding_dtype=m.embedding_dtype or "",
             sources=" ".join(sorted(set(m.sources.values()))),
         ))
     return pd.DataFrame(rows)
