@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -321,6 +322,16 @@ def test_S62_default_miss_price_is_sourced_and_labelled_an_assumption():
     bib = data_sources(catalog_dir("price_catalog"))
     assert bib[d.source].kind == "assumption"
     assert "S62" in bib[d.source].title and "assumption" in d.note
+    # The note's plausibility check: what the API market charges a customer for a miss over
+    # a hit (cache write minus cache read) spans $2.30-28.50 per million tokens across the
+    # Anthropic models of the price catalog, and $8.40 lies inside.
+    t = tk.price_table()
+    t = t[t.provider == "Anthropic"]
+    gap = pd.concat([t.cache_write_5m_usd_per_mtok - t.cached_input_usd_per_mtok,
+                     t.cache_write_1h_usd_per_mtok - t.cached_input_usd_per_mtok]).dropna()
+    assert (gap.min(), gap.max()) == pytest.approx((2.30, 28.50))
+    assert gap.min() < d.miss_usd_per_token * 1e6 < gap.max()
+    assert "$2.30-28.50" in d.note and "Opus 5: $5.75" in d.note
 
 
 def test_retention_occupancy_is_littles_law_by_hand(d70x8):
