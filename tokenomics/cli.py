@@ -368,11 +368,12 @@ def cmd_retention(a: argparse.Namespace) -> None:
     pricing = [("stated default" if a.miss_usd is None else "given", a.miss_usd)]
     if a.miss_usd != 0:
         pricing.append(("GPU time only", 0.0))
-    rows = []
+    rows, first = [], None
     for tier_name in a.tier:
         for label, miss in pricing:
             p = retention_policy(d, a.context, tier=tier_name, miss_usd=miss, gap=gap,
                                  usd_per_device_hour=a.price)
+            first = first or p
             occ = p.occupancy(a.sessions / gap.mean_s)
             rows.append(dict(
                 tier=tier_name, miss_pricing=label, miss_usd=p.miss_usd,
@@ -383,8 +384,7 @@ def cmd_retention(a: argparse.Namespace) -> None:
                 reload_s=p.reload_s, recompute_s=p.recompute_s,
                 idle_in_hbm=occ.sessions_in_hbm, idle_in_tier=occ.sessions_in_tier,
                 tier_fraction_used=occ.tier_fraction))
-    first = retention_policy(d, a.context, tier=a.tier[0], miss_usd=0.0, gap=gap,
-                             usd_per_device_hour=a.price)
+    assert first is not None          # argparse: --tier takes at least one name
     _emit(pd.DataFrame(rows), a, f"KV retention over an idle gap (lognormal, median "
           f"{a.gap_median_min:g} min, mean {a.gap_mean_to_median:g}x the median): "
           f"{d.model.id} on {d.n_devices} x {d.hardware.id}, {a.context} tokens = "
