@@ -114,7 +114,12 @@ def test_every_command_writes_parseable_csv(args, cols, tmp_path, capsys):
 
 def test_frontier_command_errors(capsys):
     assert main(["frontier", "llama-3.1-405b", "--hardware", "l40s", "--tp", "1"]) == 2
-    assert "no deployment fits one sequence" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no deployment fits one sequence" in err and "add devices (--tp)" in err
+    # tp=3 does not divide the 8B's 32 query heads: no valid layout, said once, status 2.
+    assert main(["frontier", "llama-3.1-8b", "--hardware", "h100-sxm", "--tp", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "skipped h100-sxm tp=3" in err and "no valid configuration" in err
 
 
 def test_report_writes_its_files(tmp_path, capsys):
