@@ -156,6 +156,22 @@ def test_broken_model_file_rejected(cat_copy, old, new, where, why):
     assert "llama-3.1-8b.toml" in msg and where in msg and why in msg, msg
 
 
+def test_every_data_file_reader_names_a_missing_or_broken_file(tmp_path):
+    # Catalogs, prices, tiers, measurements and the calibration all read through one helper.
+    from tokenomics.tiering import load_kv_tiers
+    from tokenomics.validation import load_measurements
+
+    (tmp_path / "bad.toml").write_text("row = [\n")
+    with pytest.raises(tk.CatalogError, match=r"missing\.toml: not found"):
+        load_measurements(tmp_path / "missing.toml")
+    with pytest.raises(tk.CatalogError, match=r"bad\.toml: not valid TOML"):
+        load_measurements(tmp_path / "bad.toml")
+    with pytest.raises(tk.CatalogError, match=r": cannot be read"):
+        load_measurements(tmp_path)                       # a folder, not a file
+    with pytest.raises(tk.CatalogError, match=r"kv_tiers\.toml: not found"):
+        load_kv_tiers(tmp_path)
+
+
 def test_malformed_toml_and_bad_source_entry(cat_copy):
     hw, md = cat_copy
     (hw / "broken.toml").write_text("schema = 1\nid = [\n")

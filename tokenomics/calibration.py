@@ -28,7 +28,6 @@ References
 from __future__ import annotations
 
 import datetime as _dt
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .catalog import catalog_dir
+from .catalog import catalog_dir, read_toml
 from .errors import CatalogError, TokenomicsError
 from .specs import ROOFLINE, Efficiency
 from .validation import Measurement, load_measurements, speed
@@ -127,10 +126,7 @@ def committed() -> Calibration:
         When the file is missing a field or holds an efficiency outside its range.
     """
     p = calibration_path()
-    try:
-        data = tomllib.loads(p.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CatalogError(f"{p}: cannot read the calibration ({exc})") from None
+    data = read_toml(p)
     for k in (*PARAMS, "loo_ratio_low", "loo_ratio_high", "date", "command", "inputs"):
         if k not in data:
             raise CatalogError(f"{p}: field {k}: required key is missing")

@@ -77,10 +77,16 @@ class Source:
     note: str = ""
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse one data file; :class:`CatalogError` naming it when it is missing, unreadable or
+    not valid TOML (every data file of the library is read through here)."""
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
+    except FileNotFoundError:
+        raise CatalogError(f"{path}: not found") from None
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot be read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML ({exc})") from None
 
@@ -96,7 +102,7 @@ def load_sources(paths: list[Path]) -> dict[str, Source]:
     out: dict[str, Source] = {}
     required = ("title", "publisher", "url", "accessed", "kind")
     for path in paths:
-        data = _read_toml(path)
+        data = read_toml(path)
         for key, entry in data.items():
             where = f"{path}: [{key}]"
             if not isinstance(entry, Mapping):
@@ -259,7 +265,7 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
         Naming the file and the field for any problem.
     """
     f = _File(path, sources)
-    data = _read_toml(path)
+    data = read_toml(path)
     f.keys(data, "", ("schema", "id", "name", "vendor", "status", "released", "compute",
                       "memory"),
            ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices"))
@@ -372,7 +378,7 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
         Naming the file and the field for any problem.
     """
     f = _File(path, sources)
-    data = _read_toml(path)
+    data = read_toml(path)
     f.keys(data, "", ("schema", "id", "name", "family", "config_source", "official", "weights",
                       "config"), ("aliases", "released", "notes"))
     id_, aliases = _common_header(f, data)

@@ -34,7 +34,6 @@ References
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -43,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from . import _validate as V
-from .catalog import catalog_dir, data_sources, sourced_quantity
+from .catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from .errors import CatalogError, NotPublishedError, TokenomicsError, UnknownEntryError
 from .performance import decode, prefill
 from .specs import Deployment, Hardware, Price
@@ -127,7 +126,7 @@ def _assumptions() -> dict[str, float]:
     folder = catalog_dir("price_catalog")
     path = folder / "assumptions.toml"
     src = data_sources(folder)
-    data = tomllib.loads(path.read_text())
+    data = read_toml(path)
     spec = {"pue": ("count", 1.0, 3.0), "electricity_price": ("USD/kWh", 0.001, 2.0),
             "networking_share": ("count", 0.0, 0.9)}
     out = {}
@@ -465,10 +464,7 @@ def _prices() -> dict[str, ApiPrice]:
     folder = catalog_dir("price_catalog")
     path = folder / "api_prices.toml"
     src = data_sources(folder)
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: not valid TOML ({exc})") from None
+    data = read_toml(path)
     out: dict[str, ApiPrice] = {}
     allowed = {"id", "provider", "model", "date", "note", "batch_discount", *_PRICE_FIELDS}
     for i, e in enumerate(data.get("price", [])):

@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -86,7 +85,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from . import _validate as V
-from .catalog import catalog_dir, data_sources, sourced_quantity
+from .catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from .errors import (
     CatalogError,
     DoesNotFitError,
@@ -315,12 +314,7 @@ def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
 def _load_file(folder: Path | str | None) -> tuple[dict[str, Tier], RetentionDefaults]:
     folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
     path = folder / "kv_tiers.toml"
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: not valid TOML ({exc})") from None
+    data = read_toml(path)
     if data.get("schema") != 1:
         raise _err(path, "schema", f"must be 1, got {data.get('schema')!r}")
     unknown = sorted(set(data) - {"schema", "tiers", "retention"})

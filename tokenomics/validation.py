@@ -23,7 +23,6 @@ An unknown mean input length is taken as 1 token, which only loosens the bound.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .catalog import catalog_dir, hardware, model
+from .catalog import catalog_dir, hardware, model, read_toml
 from .errors import CatalogError, TokenomicsError
 from .memory import max_batch
 from .performance import decode, prefill
@@ -85,10 +84,7 @@ def load_measurements(path: str | Path | None = None) -> list[Measurement]:
         Naming the file, the row and the field for a missing/unknown field or a bad metric.
     """
     p = Path(path) if path else catalog_dir("measurements") / "measured.toml"
-    try:
-        data = tomllib.loads(p.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CatalogError(f"{p}: cannot read measurements ({exc})") from None
+    data = read_toml(p)
     rows = []
     for i, r in enumerate(data.get("row", [])):
         where = f"{p}: row[{i}] ({r.get('id', '?')})"
