@@ -72,6 +72,24 @@ def _one_count(x: Any, name: str, unit: str) -> int:
     return int(arr.ravel()[0])
 
 
+def _entries(obj: Any, cls: type, what: str, maker: str, labels: Sequence[str] | None,
+             default: Any) -> tuple[list[Any], list[str]]:
+    """``obj`` as a non-empty list of ``cls`` with one label each (``default(i, item)`` when
+    none are given); a TokenomicsError naming ``what`` otherwise."""
+    items = [obj] if isinstance(obj, cls) else list(obj)
+    if not items:
+        raise TokenomicsError(f"{what} is empty; give at least one {cls.__name__}")
+    for i, x in enumerate(items):
+        if not isinstance(x, cls):
+            raise TokenomicsError(f"{what}[{i}] must be a {cls.__name__} (from {maker}), "
+                                  f"got {type(x).__name__}")
+    names = ([default(i, x) for i, x in enumerate(items)] if labels is None
+             else [str(lab) for lab in labels])
+    if len(names) != len(items):
+        raise TokenomicsError(f"labels has {len(names)} entries for {len(items)} {what}")
+    return items, names
+
+
 def _si(x: float) -> str:
     """Compact engineering notation: 989.4e12 -> '989 T'."""
     for exp, prefix in ((15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k")):
@@ -633,22 +651,13 @@ def plot_cost(costs: DeploymentCost | Iterable[DeploymentCost],
     ...     round(float(c.output_usd_per_mtok), 4)]
     True
     """
-    items = [costs] if isinstance(costs, DeploymentCost) else list(costs)
-    if not items:
-        raise TokenomicsError("costs is empty; give at least one DeploymentCost")
+    items, labels = _entries(
+        costs, DeploymentCost, "costs", "tk.deployment_cost", labels,
+        lambda i, c: f"#{i + 1}: ${c.usd_per_device_hour:.3g}/device-h")
     for i, c in enumerate(items):
-        if not isinstance(c, DeploymentCost):
-            raise TokenomicsError(f"costs[{i}] must be a DeploymentCost (from "
-                                  f"tk.deployment_cost), got {type(c).__name__}")
         if any(np.size(getattr(c, attr)) != 1 for _, attr in _PHASES):
             raise TokenomicsError(f"costs[{i}] holds an array of points; plot_cost needs one "
                                   f"DeploymentCost per point (scalar batch and context)")
-    if labels is None:
-        labels = [f"#{i + 1}: ${c.usd_per_device_hour:.3g}/device-h"
-                  for i, c in enumerate(items)]
-    labels = [str(lab) for lab in labels]
-    if len(labels) != len(items):
-        raise TokenomicsError(f"labels has {len(labels)} entries for {len(items)} costs")
 
     ax = _axes(ax)
     n = len(items)
@@ -728,18 +737,8 @@ def plot_retention(policies: Any, labels: Sequence[str] | None = None,
     """
     from .tiering import RetentionPolicy
 
-    items = [policies] if isinstance(policies, RetentionPolicy) else list(policies)
-    if not items:
-        raise TokenomicsError("policies is empty; give at least one RetentionPolicy")
-    for i, p in enumerate(items):
-        if not isinstance(p, RetentionPolicy):
-            raise TokenomicsError(f"policies[{i}] must be a RetentionPolicy (from "
-                                  f"tk.retention_policy), got {type(p).__name__}")
-    if labels is None:
-        labels = [f"miss ${p.miss_usd:.3g}" for p in items]
-    labels = [str(lab) for lab in labels]
-    if len(labels) != len(items):
-        raise TokenomicsError(f"labels has {len(labels)} entries for {len(items)} policies")
+    items, labels = _entries(policies, RetentionPolicy, "policies", "tk.retention_policy",
+                             labels, lambda i, p: f"miss ${p.miss_usd:.3g}")
 
     ax = _axes(ax)
     ax.axvspan(*GOLDEN_TIME_MIN, color="0.85", zorder=0, gid="golden_time",
