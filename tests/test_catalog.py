@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tokenomics as tk
-from tokenomics.catalog import catalog_dir, default_catalog, load_catalog
+from tokenomics.data.catalog import catalog_dir, default_catalog, load_catalog
 
 HW_IDS = ("a100-80gb h100-sxm h100-pcie h800 h200 b200 b300 gb200 gb300 l40s rubin mi300x "
           "mi325x mi355x tpu-v5e tpu-v5p tpu-v6e tpu-ironwood gaudi3 trainium2 groq-lpu "
@@ -158,8 +158,8 @@ def test_broken_model_file_rejected(cat_copy, old, new, where, why):
 
 def test_every_data_file_reader_names_a_missing_or_broken_file(tmp_path):
     # Catalogs, prices, tiers, measurements and the calibration all read through one helper.
-    from tokenomics.tiering import load_kv_tiers
-    from tokenomics.validation import load_measurements
+    from tokenomics.calibration.measurements import load_measurements
+    from tokenomics.serving.tiering import load_kv_tiers
 
     (tmp_path / "bad.toml").write_text("row = [\n")
     with pytest.raises(tk.CatalogError, match=r"missing\.toml: not found"):

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from tokenomics.cli import main
+from tokenomics.surfaces.cli import main
 
 
 def test_decode_csv_and_json(tmp_path, capsys):

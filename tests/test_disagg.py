@@ -12,7 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.disagg import (
+from tokenomics.physics.kv import kv_cache_bytes
+from tokenomics.physics.memory import max_batch
+from tokenomics.physics.step import decode, prefill
+from tokenomics.serving.batching import chunked_prefill, mixed_step
+from tokenomics.serving.disagg import (
     EXACT_WAIT_SPAN,
     best_pool_ratio,
     colocated_at_rate,
@@ -23,10 +27,6 @@ from tokenomics.disagg import (
     mdl_wait_cdf,
     mdl_wait_quantile_s,
 )
-from tokenomics.kv import kv_cache_bytes
-from tokenomics.memory import max_batch
-from tokenomics.performance import decode, prefill
-from tokenomics.serving import chunked_prefill, mixed_step
 
 D70 = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)    # 4 devices per instance
 D8 = tk.Deployment("llama-3.1-8b", "h100-sxm")

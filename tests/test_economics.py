@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.economics import (
+from tokenomics.economics.cost import (
     blended_price,
     cost_per_million_tokens,
     default_assumptions,

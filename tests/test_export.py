@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 import tokenomics as tk
-from tokenomics.export import export_sizing_sheet, export_table_csv, spreadsheet_formula
+from tokenomics.surfaces.export import export_sizing_sheet, export_table_csv, spreadsheet_formula
 
 # --------------------------------------------------------------------------------------------
 # A small, safe spreadsheet evaluator (tests only): + - * / ^, comparisons, parentheses, A1

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.frontier import (
+from tokenomics.pareto.envelope import (
     CURVE_RTOL,
     best_at,
     cheapest_at,
@@ -19,7 +19,7 @@ from tokenomics.frontier import (
     pareto_mask,
     sweep,
 )
-from tokenomics.symbolic import frontier_line, ridge_batch
+from tokenomics.pareto.symbolic import frontier_line, ridge_batch
 
 DENSE = [("llama-3.1-8b", (1, 2, 4, 8)), ("qwen3-32b", (1, 2, 4, 8)),
          ("llama-3.1-70b", (2, 4, 8)), ("gemma-3-27b", (1, 2))]
@@ -139,7 +139,7 @@ def test_moe_curve_follows_the_exact_step_time_between_vertices(model, hw, tp, f
 @given(st.lists(st.tuples(st.floats(0, 100), st.floats(0, 20)), min_size=0, max_size=60))
 def test_overlapping_pairs_are_exactly_the_overlapping_intervals(iv):
     # The crossing search only pairs segments whose x-ranges overlap; it must find them all.
-    from tokenomics.frontier import _overlapping_pairs
+    from tokenomics.pareto.envelope import _overlapping_pairs
 
     lo = np.asarray([a for a, _ in iv], float)
     hi = lo + np.asarray([w for _, w in iv], float)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import tokenomics as tk
-from tokenomics.catalog import default_catalog
+from tokenomics.data.catalog import default_catalog
 
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
          "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.kvalloc import (
+from tokenomics.serving.paged import (
     KVCapacity,
     LengthDistribution,
     allocated_tokens,

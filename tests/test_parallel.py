@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.parallel import (
+from tokenomics.physics.collectives import (
     group_allreduce_time,
     group_alltoall_time,
     pipeline_bubble_fraction,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tokenomics as tk
-from tokenomics.catalog import default_catalog
+from tokenomics.data.catalog import default_catalog
 
 MODELS = sorted(default_catalog().models)
 

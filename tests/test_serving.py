@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.serving import (
+from tokenomics.serving.batching import (
     batching_throughput,
     chunked_prefill,
     expected_max,
@@ -133,7 +133,7 @@ def test_continuous_never_below_static_for_fixed_lengths_at_decode_scale(b, o):
 
 
 # ---- attention / FFN split ------------------------------------------------------------------
-from tokenomics.serving import attention_ffn_split  # noqa: E402
+from tokenomics.serving.batching import attention_ffn_split  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +211,7 @@ def test_prefix_cache_hit_never_slower(p, h):
 
 
 def test_batching_accepts_a_parametric_distribution():
-    from tokenomics.kvalloc import LengthDistribution
+    from tokenomics.serving.paged import LengthDistribution
 
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     dist = LengthDistribution.lognormal(200, 1.0, 8192)

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.performance import decode
-from tokenomics.speculative import (
+from tokenomics.physics.step import decode
+from tokenomics.serving.speculative import (
     SpeculativeResult,
     best_speculation_k,
     expected_accepted_from_table,

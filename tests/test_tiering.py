@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 import tokenomics as tk
-from tokenomics.catalog import catalog_dir, data_sources
-from tokenomics.memory import kv_per_sequence_bytes
-from tokenomics.tiering import (
+from tokenomics.data.catalog import catalog_dir, data_sources
+from tokenomics.physics.memory import kv_per_sequence_bytes
+from tokenomics.serving.tiering import (
     GapDistribution,
     Tier,
     agent_step,

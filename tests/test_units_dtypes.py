@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tokenomics as tk
-from tokenomics.units import parse_quantity
+from tokenomics.core.units import parse_quantity
 
 
 def test_decimal_vs_binary_and_bits_vs_bytes():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import tokenomics as tk
-from tokenomics.validation import load_measurements, measured_vs_bound
+from tokenomics.calibration.measurements import load_measurements, measured_vs_bound
 
 pytestmark = pytest.mark.validation
 

@@ -1,0 +1,51 @@
+"""Core: the units registry, number formats, errors and input checks every stage uses.
+
+Nothing here knows about models or hardware.
+
+Modules
+-------
+``checks``
+    Input checks shared by the pure functions: clear errors instead of NaNs or clamps.
+``dtypes``
+    Numeric formats: effective storage bits per element and the hardware peak each runs at.
+``errors``
+    Exceptions raised by tokenomics.
+``lazy``
+    Lazy attribute tables for the package and its stage subpackages.
+``units``
+    The library's one unit registry and the conversions at its boundary.
+"""
+
+from tokenomics.core.lazy import attach
+
+# name -> module that defines it (tests/test_api.py checks that every entry resolves and
+# that every public name of the modules is listed)
+_EXPORTS = {
+    "counts": ".checks",
+    "positive": ".checks",
+    "non_negative": ".checks",
+    "context_within": ".checks",
+    "fmt": ".checks",
+    "scalar_or_array": ".checks",
+    "DType": ".dtypes",
+    "PEAK_KEYS": ".dtypes",
+    "dtype": ".dtypes",
+    "bytes_per_element": ".dtypes",
+    "formats": ".dtypes",
+    "TokenomicsError": ".errors",
+    "CatalogError": ".errors",
+    "UnknownEntryError": ".errors",
+    "UnitError": ".errors",
+    "DoesNotFitError": ".errors",
+    "NotPublishedError": ".errors",
+    "attach": ".lazy",
+    "CANONICAL": ".units",
+    "registry": ".units",
+    "Q_": ".units",
+    "parse_quantity": ".units",
+    "as_magnitude": ".units",
+    "to_array": ".units",
+}
+_MODULES = ('checks', 'dtypes', 'errors', 'lazy', 'units',)
+
+__getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -1,0 +1,77 @@
+"""Input checks shared by the pure functions: clear errors instead of NaNs or clamps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import as_magnitude, to_array
+
+
+def counts(x: Any, name: str, minimum: float = 1, unit: str = "count") -> np.ndarray:
+    """Return ``x`` as a float array of whole numbers >= ``minimum``; raise otherwise.
+
+    Parameters
+    ----------
+    x : int, array_like or pint.Quantity
+    name : str
+        Argument name for the message (e.g. ``"batch"``).
+    minimum : float
+        Smallest allowed value (1 for a batch, 0 for cached tokens).
+    unit : str
+        Unit a Quantity is converted to (``"token"`` for token counts).
+    """
+    arr = to_array(as_magnitude(x, unit, name), name)
+    if arr.size == 0:
+        raise TokenomicsError(f"{name} is empty; give at least one value")
+    bad = ~np.isfinite(arr) | (arr < minimum) | (arr != np.floor(arr))
+    if bad.any():
+        first = fmt(arr[bad].flat[0])
+        raise TokenomicsError(
+            f"{name} must be a whole number >= {minimum:g}, got {first}"
+            + (f" (and {int(bad.sum()) - 1} more invalid values)" if bad.sum() > 1 else ""))
+    return arr
+
+
+def positive(x: Any, name: str, unit: str) -> np.ndarray:
+    """Return ``x`` (converted to ``unit``) as a float array of finite values > 0."""
+    arr = to_array(as_magnitude(x, unit, name), name)
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        raise TokenomicsError(f"{name} must be > 0 [{unit}], got {fmt(arr[bad].flat[0])}")
+    return arr
+
+
+def non_negative(x: Any, name: str, unit: str) -> np.ndarray:
+    """Return ``x`` (converted to ``unit``) as a float array of finite values >= 0."""
+    arr = to_array(as_magnitude(x, unit, name), name)
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        raise TokenomicsError(f"{name} must be >= 0 [{unit}], got {fmt(arr[bad].flat[0])}")
+    return arr
+
+
+def context_within(model: Any, context: np.ndarray, allow_beyond: bool,
+                   name: str = "context_tokens") -> None:
+    """Reject contexts longer than the model's ``max_position_embeddings`` unless allowed."""
+    if allow_beyond:
+        return
+    over = context > model.max_context
+    if np.any(over):
+        raise TokenomicsError(
+            f"{name}={context[over].flat[0]:g} exceeds {model.id}'s maximum context of "
+            f"{model.max_context} tokens (max_position_embeddings); pass "
+            "allow_beyond_max_context=True to extrapolate")
+
+
+def fmt(v: Any) -> str:
+    """A number as a person writes it: 3, 1.5, nan."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() else f"{v:g}"
+
+
+def scalar_or_array(x: np.ndarray) -> Any:
+    """A 0-d array becomes a Python float; anything else stays an array."""
+    return float(x) if np.ndim(x) == 0 else x

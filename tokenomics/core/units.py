@@ -1,0 +1,204 @@
+"""The library's one unit registry and the conversions at its boundary.
+
+Inside tokenomics every number is a plain ``float`` or ``numpy.ndarray`` in a canonical unit:
+
+=============  ==========  =========================================
+quantity       canonical   notes
+=============  ==========  =========================================
+data           ``B``       byte = 8 bit; ``GB`` = 1e9 B, ``GiB`` = 2**30 B
+compute        ``flop``    integer operations (``op``, ``TOPS``) count as flop
+time           ``s``
+tokens         ``token``
+money          ``USD``
+power, energy  ``W``, ``J``
+counts         ``count``   dimensionless
+=============  ==========  =========================================
+
+pint parses catalog strings ("3.35 TB/s") once at load and, optionally, user quantities at a
+function's boundary. The registry is built from this module's own definitions, not pint's
+defaults, so that a byte has its own dimension (``[information]``; in pint's defaults a byte is
+dimensionless and ``to_base_units`` turns it into bits) and ``flop``, ``token`` and ``USD`` are
+dimensions of their own: a bandwidth can never be mistaken for a FLOP rate.
+
+References
+----------
+pint documentation, "Defining units" and "Performance": https://pint.readthedocs.io/
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from tokenomics.core.errors import UnitError
+
+_DEFINITIONS = """
+kilo- = 1e3 = k-
+mega- = 1e6 = M-
+giga- = 1e9 = G-
+tera- = 1e12 = T-
+peta- = 1e15 = P-
+exa- = 1e18 = E-
+zetta- = 1e21 = Z-
+milli- = 1e-3 = m-
+micro- = 1e-6 = u- = µ-
+nano- = 1e-9 = n-
+pico- = 1e-12 = p-
+kibi- = 2**10 = Ki-
+mebi- = 2**20 = Mi-
+gibi- = 2**30 = Gi-
+tebi- = 2**40 = Ti-
+pebi- = 2**50 = Pi-
+second = [time] = s = sec
+minute = 60 * second = min
+hour = 60 * minute = h = hr
+day = 24 * hour = d
+week = 7 * day
+year = 365.25 * day = a = yr
+month = year / 12
+bit = [information] = b
+byte = 8 * bit = B
+flop = [compute] = FLOP
+op = flop = OP
+FLOPS = flop / second
+TOPS = 1e12 * op / second
+token = [token] = tok
+USD = [currency] = dollar = usd
+cent = 0.01 * USD
+joule = [energy] = J
+watt = joule / second = W
+watt_hour = watt * hour = Wh
+count = [] = device = devices = parameter = params
+percent = 0.01 * count = %
+"""
+
+#: Canonical unit string per dimension name used by catalogs and docs.
+CANONICAL = {
+    "bytes": "B",
+    "bytes_per_s": "B/s",
+    "flop": "flop",
+    "flop_per_s": "flop/s",
+    "s": "s",
+    "tokens": "token",
+    "usd": "USD",
+    "usd_per_hour": "USD/hour",
+    "watts": "W",
+    "joules": "J",
+    "count": "count",
+}
+
+
+@lru_cache(maxsize=1)
+def registry() -> Any:
+    """Return the library's pint ``UnitRegistry``, built on first use.
+
+    Returns
+    -------
+    pint.UnitRegistry
+        Registry with ``flop``, ``token`` and ``USD`` as dimensions and bytes as
+        ``[information]``.
+
+    Examples
+    --------
+    >>> ureg = registry()
+    >>> round(ureg.Quantity(3.35, "TB/s").m_as("B/s"))
+    3350000000000
+    >>> float(ureg.Quantity(1, "GiB").m_as("B"))
+    1073741824.0
+    """
+    import pint
+
+    ureg: Any = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=False)
+    for line in _DEFINITIONS.strip().splitlines():
+        ureg.define(line)
+    return ureg
+
+
+def Q_(value: Any, unit: str) -> Any:  # noqa: N802 - pint's conventional name
+    """Build a pint ``Quantity`` in the library's registry, e.g. ``Q_(3.35, "TB/s")``."""
+    return registry().Quantity(value, unit)
+
+
+def parse_quantity(value: float, unit: str, to: str) -> float:
+    """Convert ``value`` given in ``unit`` to the unit ``to``; raise ``UnitError`` on mismatch.
+
+    Parameters
+    ----------
+    value : float
+        Magnitude as printed in a source.
+    unit : str
+        Unit of ``value``, e.g. ``"TB/s"``, ``"GiB"``, ``"TFLOP/s"``.
+    to : str
+        Target (canonical) unit, e.g. ``"B/s"``.
+
+    Returns
+    -------
+    float
+        Magnitude in ``to``.
+
+    Examples
+    --------
+    >>> parse_quantity(400, "Gb/s", "B/s")
+    50000000000.0
+    >>> parse_quantity(989.4, "TFLOP/s", "flop/s")
+    989400000000000.0
+    """
+    import pint
+
+    ureg = registry()
+    try:
+        q = ureg.Quantity(value, unit)
+    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError, AttributeError,
+            TypeError, ValueError) as exc:
+        raise UnitError(f"cannot parse unit {unit!r}: {exc}") from None
+    try:
+        return float(q.m_as(to))
+    except pint.errors.DimensionalityError:
+        raise UnitError(
+            f"unit {unit!r} has dimension {q.dimensionality}, expected one convertible to {to!r}"
+        ) from None
+
+
+def as_magnitude(x: Any, unit: str, name: str = "value") -> Any:
+    """Strip a pint Quantity to a float/array in ``unit``; pass plain numbers through.
+
+    Plain numbers (and arrays) are taken to be in ``unit`` already: the library's canonical
+    unit for that argument, which every docstring states.
+
+    Parameters
+    ----------
+    x : float, array_like or pint.Quantity
+    unit : str
+        Canonical unit of the argument (e.g. ``"B/s"``).
+    name : str
+        Argument name, for the error message.
+
+    Returns
+    -------
+    float or numpy.ndarray
+    """
+    if hasattr(x, "magnitude") and hasattr(x, "units"):
+        import pint
+
+        try:
+            return x.m_as(unit)
+        except pint.errors.DimensionalityError:
+            raise UnitError(
+                f"{name} has unit {x.units}, which cannot be converted to {unit!r}"
+            ) from None
+        except ValueError as exc:  # a quantity from another registry
+            raise UnitError(
+                f"{name}: build quantities with tokenomics.core.units.Q_ (one registry): {exc}"
+            ) from None
+    return x
+
+
+def to_array(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` as a float ndarray, rejecting non-numeric input with a clear error."""
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise UnitError(f"{name} must be a number or an array of numbers, got {x!r}") from None
+    return arr

@@ -1,0 +1,48 @@
+"""Data: the catalogs and the value objects they are read into.
+
+Hardware, models, prices and deployments (specs), the TOML loader with its validation, and
+the Hugging Face config.json reader. Depends only on :mod:`tokenomics.core`.
+
+Modules
+-------
+``catalog``
+    Load and validate the hardware and model catalogs (TOML files) and their bibliography.
+``hf_config``
+    Read a Hugging Face ``config.json`` into a :class:`~tokenomics.data.specs.Model`.
+``specs``
+    Frozen specifications: hardware, model architecture, deployment and efficiencies.
+"""
+
+from tokenomics.core.lazy import attach
+
+# name -> module that defines it (tests/test_api.py checks that every entry resolves and
+# that every public name of the modules is listed)
+_EXPORTS = {
+    "catalog_dir": ".catalog",
+    "Source": ".catalog",
+    "read_toml": ".catalog",
+    "load_sources": ".catalog",
+    "parse_hardware_file": ".catalog",
+    "parse_model_file": ".catalog",
+    "Catalog": ".catalog",
+    "load_catalog": ".catalog",
+    "default_catalog": ".catalog",
+    "hardware": ".catalog",
+    "model": ".catalog",
+    "sources": ".catalog",
+    "main": ".catalog",
+    "data_sources": ".catalog",
+    "sourced_quantity": ".catalog",
+    "model_from_hf_config": ".hf_config",
+    "Price": ".specs",
+    "Hardware": ".specs",
+    "Attention": ".specs",
+    "MoE": ".specs",
+    "Model": ".specs",
+    "Efficiency": ".specs",
+    "ROOFLINE": ".specs",
+    "Deployment": ".specs",
+}
+_MODULES = ('catalog', 'hf_config', 'specs',)
+
+__getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -1,0 +1,413 @@
+"""Read a Hugging Face ``config.json`` into a :class:`~tokenomics.data.specs.Model`.
+
+The interpretation follows the ``transformers`` configuration classes of each architecture
+(defaults included), so that a catalog file, which stores the config verbatim, and a config
+downloaded by a user give the same spec. Supported ``model_type`` values:
+
+``llama``, ``mistral``, ``mixtral``, ``qwen2``, ``qwen3``, ``qwen2_moe``, ``qwen3_moe``,
+``deepseek_v2``, ``deepseek_v3``, ``kimi_k2``, ``llama4`` / ``llama4_text``, ``gpt_oss``,
+``gemma2``, ``gemma3`` / ``gemma3_text``, ``opt``.
+
+Any other ``model_type`` is read as a Llama-style decoder (gated FFN, RMSNorm, no biases) when
+it has the standard keys, and the spec's ``notes`` say so. Keys that change the architecture
+in a way this reader does not model raise :class:`~tokenomics.core.errors.CatalogError` naming the
+key.
+
+References
+----------
+Hugging Face transformers, ``models/<arch>/configuration_<arch>.py`` (v4.57):
+https://github.com/huggingface/transformers
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tokenomics.core.errors import CatalogError
+from tokenomics.data.specs import Attention, AttentionKind, Model, MoE
+
+_TIE_DEFAULT = {
+    "gemma2": True, "gemma3": True, "gemma3_text": True, "opt": True,
+}
+
+_KNOWN_TYPES = {
+    "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_v2",
+    "deepseek_v3", "kimi_k2", "llama4", "llama4_text", "gpt_oss", "gemma2", "gemma3",
+    "gemma3_text", "opt",
+}
+
+# Defaults of the transformers configuration classes for keys that published config.json files
+# sometimes omit (because they equal the default). Used only when the key is absent, and the
+# spec's notes list them. Source: transformers v4.57 configuration_<arch>.py.
+_HF_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262_208, "max_position_embeddings": 131_072,
+                    "sliding_window": 4096, "head_dim": 256, "sliding_window_pattern": 6},
+    "gemma2": {"vocab_size": 256_000, "max_position_embeddings": 8192, "sliding_window": 4096,
+               "head_dim": 256},
+    "llama4_text": {"vocab_size": 202_048, "max_position_embeddings": 4096 * 32,
+                    "head_dim": 128},
+    "gpt_oss": {"vocab_size": 201_088, "max_position_embeddings": 131_072,
+                "sliding_window": 128, "head_dim": 64},
+    "llama": {"vocab_size": 32_000, "max_position_embeddings": 2048},
+    "mistral": {"vocab_size": 32_000, "max_position_embeddings": 4096 * 32},
+    "mixtral": {"vocab_size": 32_000, "max_position_embeddings": 4096 * 32},
+    "opt": {"vocab_size": 50_272, "max_position_embeddings": 2048},
+}
+
+# Keys that would change the parameter or KV arithmetic and that the generic reader does not
+# understand: their presence in a config of an unknown model_type is an error, not a guess.
+_UNMODELLED_KEYS = (
+    "num_experts", "n_routed_experts", "num_local_experts", "kv_lora_rank", "sliding_window",
+    "layer_types", "attention_chunk_size", "ssm_cfg", "mamba_d_state", "linear_attn_config",
+    "layers_block_type", "hybrid_override_pattern",
+)
+
+
+def model_from_hf_config(
+    config: str | Path | Mapping[str, Any],
+    *,
+    id: str | None = None,  # noqa: A002 - catalog vocabulary
+    name: str | None = None,
+    weight_dtype: str | None = None,
+    expert_dtype: str | None = None,
+    embedding_dtype: str | None = None,
+    where: str = "config.json",
+) -> Model:
+    """Build a :class:`~tokenomics.data.specs.Model` from a Hugging Face ``config.json``.
+
+    Parameters
+    ----------
+    config : str, Path or Mapping
+        Path to a ``config.json`` file, or its parsed contents.
+    id, name : str, optional
+        Catalog id and display name; default from ``_name_or_path`` or ``model_type``.
+    weight_dtype : str, optional
+        Weight format; default from ``torch_dtype``/``dtype`` (``bf16`` if absent), or
+        ``fp8_e4m3`` when ``quantization_config.quant_method == "fp8"``.
+    expert_dtype : str, optional
+        Routed-expert format; default ``mxfp4`` when ``quantization_config.quant_method ==
+        "mxfp4"`` (gpt-oss), else the weight format.
+    embedding_dtype : str, optional
+        Format of the embedding and LM head; default, for a quantized checkpoint (any
+        ``quantization_config``), its ``torch_dtype`` (quantizers leave them unconverted),
+        else the weight format.
+    where : str
+        Name used in error messages (the file being read).
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    CatalogError
+        When a required key is missing or a key cannot be interpreted; the message names it.
+
+    References
+    ----------
+    .. [1] Hugging Face transformers, configuration_<arch>.py (v4.57).
+
+    Examples
+    --------
+    >>> m = model_from_hf_config({"model_type": "llama", "hidden_size": 4096,
+    ...     "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+    ...     "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072})
+    >>> m.attention.kind, m.attention.head_dim
+    ('GQA', 128)
+    """
+    if isinstance(config, (str, Path)):
+        path = Path(config)
+        where = str(path)
+        try:
+            config = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise CatalogError(f"{where}: no such file") from None
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"{where}: not valid JSON ({exc})") from None
+    if not isinstance(config, Mapping):
+        raise CatalogError(f"{where}: a config must be a mapping, got {type(config).__name__}")
+    top = dict(config)
+    mtype = str(top.get("model_type", ""))
+    cfg = top
+    if mtype in ("llama4", "gemma3") and isinstance(top.get("text_config"), Mapping):
+        cfg = dict(top["text_config"])
+        cfg.setdefault("model_type", mtype + "_text")
+    elif mtype in ("llama4", "gemma3"):
+        cfg = top
+    mt = str(cfg.get("model_type", mtype)) or "unknown"
+    notes: list[str] = []
+    filled = {k: v for k, v in _HF_DEFAULTS.get(mt, {}).items() if k not in cfg}
+    if filled:
+        cfg = {**cfg, **filled}
+        notes.append("transformers defaults used for absent keys: "
+                     + ", ".join(f"{k}={v}" for k, v in filled.items()))
+    r = _Reader(cfg, where)
+    if mt not in _KNOWN_TYPES:
+        bad = [k for k in _UNMODELLED_KEYS if cfg.get(k) not in (None, False, 0, [])]
+        if bad:
+            raise CatalogError(
+                f"{where}: model_type {mt!r} is not supported and its keys "
+                f"{', '.join(bad)} change the architecture in ways the generic reader does not "
+                f"model; supported model types: {', '.join(sorted(_KNOWN_TYPES))}")
+        notes.append(f"model_type {mt!r} read as a generic Llama-style decoder")
+
+    fam = mt.replace("_text", "")
+    if fam == "opt":
+        return _opt(r, {**top, **filled}, id, name, weight_dtype, notes)
+
+    h = r.int("hidden_size")
+    L = r.int("num_hidden_layers")
+    nq = r.int("num_attention_heads")
+    nkv = r.int("num_key_value_heads", default=nq)
+    vocab = r.int("vocab_size")
+    max_ctx = r.int("max_position_embeddings")
+    tie = bool(cfg.get("tie_word_embeddings", top.get("tie_word_embeddings",
+                                                       _TIE_DEFAULT.get(mt, False))))
+    if nq % nkv:
+        raise CatalogError(f"{where}: num_attention_heads={nq} is not a multiple of "
+                           f"num_key_value_heads={nkv}")
+
+    # ---- attention ----
+    if "kv_lora_rank" in cfg and cfg.get("kv_lora_rank"):
+        rope = r.int("qk_rope_head_dim")
+        nope = r.int("qk_nope_head_dim")
+        att = Attention(
+            kind="MLA", num_q_heads=nq, num_kv_heads=nkv, head_dim=rope + nope,
+            v_head_dim=r.int("v_head_dim"), q_lora_rank=int(cfg.get("q_lora_rank") or 0),
+            kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope,
+            qkv_bias=bool(cfg.get("attention_bias", False)),
+            o_bias=bool(cfg.get("attention_bias", False)),
+        )
+    else:
+        hd = int(cfg.get("head_dim") or h // nq)
+        kind: AttentionKind = "MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA")
+        qkv_bias = bool(cfg.get("attention_bias", False)) or fam in ("qwen2", "qwen2_moe")
+        o_bias = bool(cfg.get("attention_bias", False))
+        att = Attention(
+            kind=kind, num_q_heads=nq, num_kv_heads=nkv, head_dim=hd, v_head_dim=hd,
+            qkv_bias=qkv_bias, o_bias=o_bias,
+            qk_norm=fam in ("qwen3", "qwen3_moe", "gemma3"),
+            sinks=fam == "gpt_oss",
+        )
+
+    windows, kinds = _layer_windows(cfg, fam, L, where)
+    is_moe, moe, dense_inter = _moe(r, cfg, fam, L, where)
+
+    norms = 4 if fam in ("gemma2", "gemma3") else 2
+    mtp = int(cfg.get("num_nextn_predict_layers") or 0)
+
+    wd, ed = _dtypes(top, weight_dtype, expert_dtype)
+    emb = embedding_dtype or _release_embedding_dtype(top)
+    return Model(
+        id=id or _default_id(top, mt), name=name or str(top.get("_name_or_path", mt)),
+        num_layers=L, hidden_size=h, vocab_size=vocab, max_context=max_ctx, attention=att,
+        intermediate_size=dense_inter, layer_window=tuple(windows),
+        layer_window_kind=tuple(kinds), layer_is_moe=tuple(is_moe), moe=moe,
+        gated_ffn=True, ffn_bias=bool(cfg.get("mlp_bias", False)), norm="rms",
+        norms_per_layer=norms, tie_word_embeddings=tie, mtp_layers=mtp,
+        weight_dtype=wd, expert_dtype=ed, embedding_dtype=emb if emb != wd else None,
+        model_type=mt, family=fam,
+        notes="; ".join(notes), config=top,
+    )
+
+
+class _Reader:
+    """Typed access to config keys with errors that name the file and key."""
+
+    def __init__(self, cfg: Mapping[str, Any], where: str) -> None:
+        self.cfg = cfg
+        self.where = where
+
+    def int(self, key: str, default: int | None = None) -> int:
+        v = self.cfg.get(key, default)
+        if v is None:
+            raise CatalogError(f"{self.where}: required key {key!r} is missing "
+                               f"(model_type {self.cfg.get('model_type')!r})")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 0:
+            raise CatalogError(f"{self.where}: key {key!r} must be a non-negative integer, "
+                               f"got {v!r}")
+        return int(v)
+
+
+def _default_id(top: Mapping[str, Any], mt: str) -> str:
+    nm = str(top.get("_name_or_path", "")).strip()
+    if nm:
+        return nm.split("/")[-1].lower()
+    return mt.replace("_", "-")
+
+
+def _layer_windows(cfg: Mapping[str, Any], fam: str, L: int,
+                   where: str) -> tuple[list[int], list[str]]:
+    """Per-layer (window, kind). Window 0 means full attention."""
+    sw = cfg.get("sliding_window")
+    chunk = cfg.get("attention_chunk_size")
+    lt = cfg.get("layer_types")
+    if lt is not None:
+        if len(lt) != L:
+            raise CatalogError(f"{where}: layer_types has {len(lt)} entries, "
+                               f"num_hidden_layers is {L}")
+        w, k = [], []
+        for i, t in enumerate(lt):
+            if t == "full_attention":
+                w.append(0)
+                k.append("full")
+            elif t == "sliding_attention":
+                if not sw:
+                    raise CatalogError(f"{where}: layer_types[{i}] is sliding_attention but "
+                                       "sliding_window is not set")
+                w.append(int(sw))
+                k.append("sliding")
+            elif t == "chunked_attention":
+                if not chunk:
+                    raise CatalogError(f"{where}: layer_types[{i}] is chunked_attention but "
+                                       "attention_chunk_size is not set")
+                w.append(int(chunk))
+                k.append("chunked")
+            else:
+                raise CatalogError(f"{where}: layer_types[{i}] = {t!r} is not interpreted "
+                                   "(expected full_attention, sliding_attention or "
+                                   "chunked_attention)")
+        return w, k
+    if fam in ("gpt_oss", "gemma2", "gemma3") and not sw:
+        raise CatalogError(f"{where}: model_type {fam!r} uses sliding-window layers but "
+                           "sliding_window is not set")
+    if fam == "gpt_oss":
+        # Reference implementation: sliding window on even layers.
+        return ([int(sw) if i % 2 == 0 else 0 for i in range(L)],  # type: ignore[arg-type]
+                ["sliding" if i % 2 == 0 else "full" for i in range(L)])
+    if fam in ("gemma3",):
+        pattern = int(cfg.get("sliding_window_pattern", 6))
+        slid = [(i + 1) % pattern != 0 for i in range(L)]
+        return ([int(sw) if s else 0 for s in slid],  # type: ignore[arg-type]
+                ["sliding" if s else "full" for s in slid])
+    if fam == "gemma2":
+        slid = [i % 2 == 0 for i in range(L)]
+        return ([int(sw) if s else 0 for s in slid],  # type: ignore[arg-type]
+                ["sliding" if s else "full" for s in slid])
+    if fam == "llama4":
+        nrl = cfg.get("no_rope_layers")
+        if not nrl:
+            interval = int(cfg.get("no_rope_layer_interval", cfg.get("nope_layer_interval", 4)))
+            nrl = [int((i + 1) % interval != 0) for i in range(L)]
+        nrl = list(nrl)
+        if len(nrl) != L:
+            raise CatalogError(f"{where}: no_rope_layers has {len(nrl)} entries, expected {L}")
+        if chunk:
+            return ([int(chunk) if r else 0 for r in nrl],
+                    ["chunked" if r else "full" for r in nrl])
+        return [0] * L, ["full"] * L
+    if fam in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        if cfg.get("use_sliding_window") and sw:
+            mwl = int(cfg.get("max_window_layers", L))
+            return ([int(sw) if i >= mwl else 0 for i in range(L)],
+                    ["sliding" if i >= mwl else "full" for i in range(L)])
+        return [0] * L, ["full"] * L
+    if sw and fam in ("mistral", "mixtral"):
+        return [int(sw)] * L, ["sliding"] * L
+    return [0] * L, ["full"] * L
+
+
+def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
+         where: str) -> tuple[list[bool], MoE | None, int]:
+    """Per-layer MoE flags, the MoE spec and the dense-layer FFN width."""
+    if fam == "mixtral":
+        moe = MoE(num_experts=r.int("num_local_experts"), top_k=r.int("num_experts_per_tok"),
+                  expert_intermediate_size=r.int("intermediate_size"))
+        return [True] * L, moe, r.int("intermediate_size")
+    if fam in ("qwen2_moe", "qwen3_moe"):
+        step = int(cfg.get("decoder_sparse_step", 1))
+        only = set(cfg.get("mlp_only_layers") or [])
+        flags = [(i not in only) and step > 0 and (i + 1) % step == 0 for i in range(L)]
+        shared_size = int(cfg.get("shared_expert_intermediate_size") or 0)
+        moe = MoE(num_experts=r.int("num_experts"), top_k=r.int("num_experts_per_tok"),
+                  expert_intermediate_size=r.int("moe_intermediate_size"),
+                  num_shared_experts=1 if shared_size else 0,
+                  shared_intermediate_size=shared_size)
+        return flags, moe, r.int("intermediate_size")
+    if fam in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
+        first = int(cfg.get("first_k_dense_replace", 0))
+        freq = int(cfg.get("moe_layer_freq", 1))
+        flags = [i >= first and i % freq == 0 for i in range(L)]
+        ns = int(cfg.get("n_shared_experts") or 0)
+        inter = r.int("moe_intermediate_size")
+        moe = MoE(num_experts=r.int("n_routed_experts"), top_k=r.int("num_experts_per_tok"),
+                  expert_intermediate_size=inter, num_shared_experts=ns,
+                  shared_intermediate_size=inter if ns else 0,
+                  router_bias=cfg.get("topk_method") == "noaux_tc")
+        return flags, moe, r.int("intermediate_size")
+    if fam == "llama4":
+        step = int(cfg.get("interleave_moe_layer_step", 1))
+        layers = cfg.get("moe_layers")
+        if layers is None:
+            layers = list(range(step - 1, L, step)) if step > 0 else []
+        flags = [i in set(layers) for i in range(L)]
+        inter = r.int("intermediate_size")
+        moe = MoE(num_experts=r.int("num_local_experts"), top_k=r.int("num_experts_per_tok"),
+                  expert_intermediate_size=inter, num_shared_experts=1,
+                  shared_intermediate_size=inter)
+        return flags, moe, int(cfg.get("intermediate_size_mlp") or inter)
+    if fam == "gpt_oss":
+        k = cfg.get("num_experts_per_tok", cfg.get("experts_per_token"))
+        if k is None:
+            raise CatalogError(f"{where}: required key 'num_experts_per_tok' is missing")
+        moe = MoE(num_experts=r.int("num_local_experts"), top_k=int(k),
+                  expert_intermediate_size=r.int("intermediate_size"),
+                  router_bias=True, expert_bias=True)
+        return [True] * L, moe, r.int("intermediate_size")
+    return [False] * L, None, r.int("intermediate_size")
+
+
+def _dtypes(top: Mapping[str, Any], weight_dtype: str | None,
+            expert_dtype: str | None) -> tuple[str, str | None]:
+    q = top.get("quantization_config") or {}
+    method = str(q.get("quant_method", "")).lower() if isinstance(q, Mapping) else ""
+    if weight_dtype is None:
+        if method == "fp8":
+            weight_dtype = "fp8_e4m3"
+        else:
+            td = str(top.get("torch_dtype", top.get("dtype", "bfloat16"))).lower()
+            weight_dtype = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(
+                td, "bf16")
+    if expert_dtype is None and method == "mxfp4":
+        expert_dtype = "mxfp4"
+    return weight_dtype, expert_dtype
+
+
+def _release_embedding_dtype(top: Mapping[str, Any]) -> str | None:
+    """``torch_dtype`` of a quantized checkpoint (its embedding and LM head), else None."""
+    if not top.get("quantization_config"):
+        return None
+    td = str(top.get("torch_dtype", top.get("dtype", "bfloat16"))).lower()
+    return {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(td, "bf16")
+
+
+def _opt(r: _Reader, top: Mapping[str, Any], id: str | None, name: str | None,  # noqa: A002
+         weight_dtype: str | None, notes: list[str]) -> Model:
+    h = r.int("hidden_size")
+    L = r.int("num_hidden_layers")
+    nq = r.int("num_attention_heads")
+    proj = int(top.get("word_embed_proj_dim", h))
+    if proj != h:
+        raise CatalogError(f"{r.where}: word_embed_proj_dim={proj} differs from hidden_size={h}; "
+                           "OPT's project_in/project_out layers are not interpreted")
+    if not top.get("do_layer_norm_before", True):
+        notes.append("post-layer-norm OPT variant")
+    bias = bool(top.get("enable_bias", True))
+    att = Attention(kind="MHA", num_q_heads=nq, num_kv_heads=nq, head_dim=h // nq,
+                    v_head_dim=h // nq, qkv_bias=bias, o_bias=bias)
+    max_ctx = r.int("max_position_embeddings")
+    wd, _ = _dtypes(top, weight_dtype, None)
+    return Model(
+        id=id or _default_id(top, "opt"), name=name or str(top.get("_name_or_path", "opt")),
+        num_layers=L, hidden_size=h, vocab_size=r.int("vocab_size"), max_context=max_ctx,
+        attention=att, intermediate_size=r.int("ffn_dim"), layer_window=(0,) * L,
+        layer_window_kind=("full",) * L, layer_is_moe=(False,) * L, gated_ffn=False,
+        ffn_bias=bias, norm="layer", norms_per_layer=2,
+        tie_word_embeddings=bool(top.get("tie_word_embeddings", True)),
+        # OPT's learned positions are offset by 2 rows (OPTLearnedPositionalEmbedding).
+        learned_positions=max_ctx + 2, weight_dtype=wd, model_type="opt", family="opt",
+        notes="; ".join(notes), config=dict(top),
+    )

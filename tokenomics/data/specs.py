@@ -1,0 +1,628 @@
+"""Frozen specifications: hardware, model architecture, deployment and efficiencies.
+
+Specs hold plain floats in canonical units (B, FLOP, s, W, USD) and the source of every
+catalog field. They carry no behaviour beyond validation and small derived properties; the
+physics lives in the pure-function modules (:mod:`tokenomics.physics.kv`, :mod:`tokenomics.physics.params`,
+:mod:`tokenomics.physics.roofline`, :mod:`tokenomics.physics.memory`, :mod:`tokenomics.physics.operators`,
+:mod:`tokenomics.physics.step`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal
+
+import numpy as np
+
+from tokenomics.core.dtypes import PEAK_KEYS, DType, dtype
+from tokenomics.core.errors import NotPublishedError, TokenomicsError
+from tokenomics.core.units import as_magnitude
+
+AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
+WindowKind = Literal["full", "sliding", "chunked"]
+
+
+# --------------------------------------------------------------------------------------------
+# Hardware
+# --------------------------------------------------------------------------------------------
+_HARDWARE_UNITS = {
+    "mem_capacity_bytes": "B", "mem_bw_bytes_per_s": "B/s", "sram_bytes": "B",
+    "scale_up_bw_bytes_per_s": "B/s", "scale_up_latency_s": "s",
+    "scale_out_bw_bytes_per_s": "B/s", "scale_out_latency_s": "s", "tdp_w": "W",
+}
+
+
+def _coerce(obj: Any, units: Mapping[str, str]) -> None:
+    """Convert pint Quantities given for the named fields to floats in their unit."""
+    for name, unit in units.items():
+        v = getattr(obj, name)
+        if v is not None and hasattr(v, "units"):
+            object.__setattr__(obj, name, float(as_magnitude(v, unit, name)))
+@dataclass(frozen=True)
+class Price:
+    """A dated price of one device.
+
+    Attributes
+    ----------
+    usd : float
+        Price [USD/hour] for a rental tier, or [USD] for ``tier == "purchase"``/``"estimate"``
+        of a purchase.
+    per_hour : bool
+        True for a rental price per device-hour.
+    tier : str
+    date : str
+    source : str
+    note : str
+    """
+
+    usd: float
+    per_hour: bool
+    tier: str
+    date: str
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One accelerator (per device), in canonical units.
+
+    Attributes
+    ----------
+    id, name, vendor, status : str
+        ``status`` is ``"shipping"``, ``"announced"`` or ``"unverified"``.
+    peak_flop_per_s : Mapping[str, float]
+        Dense peak matrix throughput per compute format [FLOP/s] (integer formats: op/s).
+    mem_capacity_bytes : float
+        Device memory [B] (decimal or binary as the vendor states, converted to bytes).
+    mem_bw_bytes_per_s : float
+        Peak device-memory bandwidth [B/s].
+    sram_bytes : float or None
+        On-chip SRAM / last-level cache [B].
+    scale_up_bw_bytes_per_s : float or None
+        Scale-up link bandwidth per device, **per direction** [B/s] (a bidirectional catalog
+        figure is halved once at load).
+    scale_up_domain_size : int or None
+        Devices in one scale-up domain.
+    scale_up_latency_s, scale_out_latency_s : float or None
+        Latency floor of one transfer [s], where published.
+    scale_out_bw_bytes_per_s : float or None
+        Scale-out NIC bandwidth per device, per direction [B/s].
+    tdp_w : float or None
+        Thermal design power [W].
+    prices : tuple of Price
+    unavailable : Mapping[str, str]
+        Field -> ``"not published"`` / ``"not supported"`` for fields a source lacks.
+    sources : Mapping[str, str]
+        Field -> bibliography key.
+    """
+
+    id: str
+    name: str
+    peak_flop_per_s: Mapping[str, float]
+    mem_capacity_bytes: float
+    mem_bw_bytes_per_s: float
+    vendor: str = ""
+    status: str = "shipping"
+    aliases: tuple[str, ...] = ()
+    released: str = ""
+    memory_type: str = ""
+    sram_bytes: float | None = None
+    scale_up_name: str = ""
+    scale_up_bw_bytes_per_s: float | None = None
+    scale_up_domain_size: int | None = None
+    scale_up_latency_s: float | None = None
+    scale_out_name: str = ""
+    scale_out_bw_bytes_per_s: float | None = None
+    scale_out_latency_s: float | None = None
+    tdp_w: float | None = None
+    prices: tuple[Price, ...] = ()
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+    path: str = ""
+
+    def __post_init__(self) -> None:
+        _coerce(self, _HARDWARE_UNITS)
+        peaks = {k: as_magnitude(v, "flop/s", f"peak_flop_per_s[{k!r}]")
+                 for k, v in dict(self.peak_flop_per_s).items()}
+        object.__setattr__(self, "peak_flop_per_s", MappingProxyType(peaks))
+        for k, v in self.peak_flop_per_s.items():
+            if k not in PEAK_KEYS:
+                raise TokenomicsError(f"hardware {self.id!r}: unknown compute key {k!r}; "
+                                      f"expected one of {', '.join(PEAK_KEYS)}")
+            if not (v > 0 and math.isfinite(v)):
+                raise TokenomicsError(f"hardware {self.id!r}: peak {k} must be > 0, got {v!r}")
+        for name in ("mem_capacity_bytes", "mem_bw_bytes_per_s"):
+            v = getattr(self, name)
+            if not (v > 0 and math.isfinite(v)):
+                raise TokenomicsError(f"hardware {self.id!r}: {name} must be > 0, got {v!r}")
+
+    def peak(self, fmt: str | DType) -> float:
+        """Dense peak throughput for the compute format ``fmt`` [FLOP/s].
+
+        Raises
+        ------
+        NotPublishedError
+            If the catalog lists the format as not published or not supported.
+        """
+        key = dtype(fmt).peak
+        try:
+            return self.peak_flop_per_s[key]
+        except KeyError:
+            why = self.unavailable.get(f"compute.{key}", "not published")
+            have = ", ".join(sorted(self.peak_flop_per_s)) or "none"
+            raise NotPublishedError(
+                f"{self.id}: dense {key} peak is {why} (format {dtype(fmt).name!r}); "
+                f"formats with a published peak: {have}"
+            ) from None
+
+    def with_(self, **changes: Any) -> Hardware:
+        """Return a copy with fields replaced (e.g. a different bandwidth for a what-if)."""
+        return replace(self, **changes)
+
+
+# --------------------------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Attention:
+    """Attention block shape (one layer).
+
+    Attributes
+    ----------
+    kind : {"MHA", "GQA", "MQA", "MLA"}
+    num_q_heads, num_kv_heads : int
+        For MLA ``num_kv_heads`` is the nominal head count of the up-projected K/V.
+    head_dim : int
+        Query/key head dimension (MLA: ``qk_nope_head_dim + qk_rope_head_dim``).
+    v_head_dim : int
+        Value head dimension.
+    q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim : int
+        MLA ranks (0 when not MLA; ``q_lora_rank`` 0 means a direct query projection).
+    qkv_bias, o_bias, qk_norm, sinks : bool
+        Parameters that add to the count: projection biases, per-head Q/K norms, and
+        gpt-oss's learned per-head attention sinks.
+    """
+
+    kind: AttentionKind
+    num_q_heads: int
+    num_kv_heads: int
+    head_dim: int
+    v_head_dim: int
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    qkv_bias: bool = False
+    o_bias: bool = False
+    qk_norm: bool = False
+    sinks: bool = False
+
+    @property
+    def group_size(self) -> float:
+        """Query heads per stored KV head (MLA: all query heads share one latent)."""
+        if self.kind == "MLA":
+            return float(self.num_q_heads)
+        return self.num_q_heads / self.num_kv_heads
+
+
+@dataclass(frozen=True)
+class MoE:
+    """Mixture-of-experts FFN shape (one MoE layer).
+
+    Attributes
+    ----------
+    num_experts : int
+        Routed experts E.
+    top_k : int
+        Routed experts per token k.
+    expert_intermediate_size : int
+        Hidden width of one routed expert.
+    num_shared_experts : int
+        Always-active experts.
+    shared_intermediate_size : int
+        Hidden width of one shared expert.
+    router_bias : bool
+        A bias per expert in the router (DeepSeek's correction bias, gpt-oss).
+    expert_bias : bool
+        Biases inside each expert (gpt-oss).
+    """
+
+    num_experts: int
+    top_k: int
+    expert_intermediate_size: int
+    num_shared_experts: int = 0
+    shared_intermediate_size: int = 0
+    router_bias: bool = False
+    expert_bias: bool = False
+
+
+@dataclass(frozen=True)
+class Model:
+    """A decoder-only transformer architecture.
+
+    Per-layer patterns are tuples of length ``num_layers``:
+    ``layer_window[i]`` is the attention span of layer *i* in tokens (0 = full causal
+    attention), ``layer_window_kind[i]`` says how the span applies (``"sliding"``: the last W
+    tokens; ``"chunked"``: tokens of the current W-token chunk, as Llama 4), and
+    ``layer_is_moe[i]`` whether the FFN is a MoE.
+
+    Attributes
+    ----------
+    id, name : str
+    num_layers, hidden_size, vocab_size, max_context : int
+    attention : Attention
+    intermediate_size : int
+        Dense FFN width (dense layers).
+    gated_ffn : bool
+        Three FFN matrices (SwiGLU/GeGLU) instead of two (OPT).
+    ffn_bias : bool
+    moe : MoE or None
+    norm : {"rms", "layer"}
+    norms_per_layer : int
+    tie_word_embeddings : bool
+    learned_positions : int
+        Rows of a learned position-embedding table (OPT), else 0.
+    mtp_layers : int
+        Multi-token-prediction modules shipped beside the main model (DeepSeek-V3), not part
+        of the main parameter count.
+    weight_dtype : str
+        Format of the released weights; ``expert_dtype`` overrides it for routed experts.
+    embedding_dtype : str or None
+        Released format of the token embedding and LM head when it differs from
+        ``weight_dtype`` (quantized releases keep them at the checkpoint's ``torch_dtype``:
+        DeepSeek-V3 and Kimi K2 FP8 with BF16 embeddings); None: ``weight_dtype``.
+    official_total_params, official_active_params : float or None
+        Vendor counts [parameters], with ``sources``.
+    official_active_include_embedding : bool
+        Whether the vendor's active count includes the input embedding table (gpt-oss's
+        model card leaves it out).
+    """
+
+    id: str
+    name: str
+    num_layers: int
+    hidden_size: int
+    vocab_size: int
+    max_context: int
+    attention: Attention
+    intermediate_size: int
+    layer_window: tuple[int, ...]
+    layer_window_kind: tuple[str, ...]
+    layer_is_moe: tuple[bool, ...]
+    moe: MoE | None = None
+    gated_ffn: bool = True
+    ffn_bias: bool = False
+    norm: str = "rms"
+    norms_per_layer: int = 2
+    tie_word_embeddings: bool = False
+    learned_positions: int = 0
+    mtp_layers: int = 0
+    weight_dtype: str = "bf16"
+    expert_dtype: str | None = None
+    embedding_dtype: str | None = None
+    model_type: str = ""
+    family: str = ""
+    aliases: tuple[str, ...] = ()
+    official_total_params: float | None = None
+    official_active_params: float | None = None
+    official_active_include_embedding: bool = True
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    path: str = ""
+
+    def __post_init__(self) -> None:
+        n = self.num_layers
+        for name in ("layer_window", "layer_window_kind", "layer_is_moe"):
+            seq = getattr(self, name)
+            if len(seq) != n:
+                raise TokenomicsError(
+                    f"model {self.id!r}: {name} has {len(seq)} entries, expected num_layers={n}")
+        for name in ("num_layers", "hidden_size", "vocab_size", "max_context"):
+            if int(getattr(self, name)) <= 0:
+                raise TokenomicsError(f"model {self.id!r}: {name} must be > 0")
+        if any(self.layer_is_moe) and self.moe is None:
+            raise TokenomicsError(f"model {self.id!r}: MoE layers given but no MoE spec")
+        dtype(self.weight_dtype)
+        if self.expert_dtype is not None:
+            dtype(self.expert_dtype)
+        if self.embedding_dtype is not None:
+            dtype(self.embedding_dtype)
+
+    # Derived layer groupings, cached as arrays for vectorised use.
+    @property
+    def window_array(self) -> np.ndarray:
+        """Per-layer window in tokens, ``inf`` for full attention."""
+        w = np.asarray(self.layer_window, dtype=float)
+        return np.where(w > 0, w, np.inf)
+
+    @property
+    def num_moe_layers(self) -> int:
+        return int(sum(self.layer_is_moe))
+
+    @property
+    def num_dense_layers(self) -> int:
+        return self.num_layers - self.num_moe_layers
+
+    @property
+    def is_moe(self) -> bool:
+        return self.moe is not None and self.num_moe_layers > 0
+
+    def window_groups(self) -> list[tuple[str, float, int]]:
+        """Distinct (kind, window, layer count) groups; window ``inf`` for full layers."""
+        groups: dict[tuple[str, float], int] = {}
+        for kind, w in zip(self.layer_window_kind, self.layer_window, strict=True):
+            key = ("full", math.inf) if w <= 0 else (kind, float(w))
+            groups[key] = groups.get(key, 0) + 1
+        return [(k, w, c) for (k, w), c in groups.items()]
+
+
+# --------------------------------------------------------------------------------------------
+# Deployment
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Efficiency:
+    """Achieved fractions of peak and fixed overheads.
+
+    With every factor at its default (1, 1, 0, 0) results are the pure roofline bound.
+
+    Attributes
+    ----------
+    mfu : float
+        Achieved fraction of the dense peak FLOP/s in compute-bound operators, (0, 1].
+    mbu : float
+        Achieved fraction of peak memory bandwidth in memory-bound operators, (0, 1].
+    step_overhead_s : float
+        Fixed time per forward step (launches, scheduling, sampling) [s].
+    layer_overhead_s : float
+        Fixed time per layer per step (kernel launches that CUDA graphs do not hide) [s].
+    link_efficiency : float
+        Achieved fraction of scale-up and scale-out link bandwidth in collectives, (0, 1].
+    collective_overhead_s : float
+        Fixed software time per collective call on top of the links' latency floors [s].
+    """
+
+    mfu: float = 1.0
+    mbu: float = 1.0
+    step_overhead_s: float = 0.0
+    layer_overhead_s: float = 0.0
+    link_efficiency: float = 1.0
+    collective_overhead_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        _coerce(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
+                       "collective_overhead_s": "s"})
+        for name in ("mfu", "mbu", "link_efficiency"):
+            v = getattr(self, name)
+            if not (0.0 < v <= 1.0):
+                raise TokenomicsError(f"efficiency {name} must be in (0, 1], got {v!r}")
+        for name in ("step_overhead_s", "layer_overhead_s", "collective_overhead_s"):
+            v = getattr(self, name)
+            if not (v >= 0.0 and math.isfinite(v)):
+                raise TokenomicsError(f"efficiency {name} must be >= 0 seconds, got {v!r}")
+
+
+#: The pure roofline bound: every efficiency at 1, no overhead.
+ROOFLINE = Efficiency()
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A model served on a group of identical devices.
+
+    Parameters
+    ----------
+    model : Model or str
+        A :class:`Model` or a catalog id.
+    hardware : Hardware or str
+        A :class:`Hardware` or a catalog id.
+    tp, pp : int
+        Devices per pipeline stage and pipeline stages; the replica spans ``tp * pp``
+        devices. Within a stage, the dense layers are tensor-parallel over ``tp``.
+    ep : int
+        Expert parallelism: 1 (routed experts tensor-parallel over ``tp``, an all-reduce per
+        MoE layer) or ``tp`` (each device of the stage holds ``E / tp`` whole experts; tokens
+        travel by all-to-all dispatch and combine). Must divide the expert count.
+    dp_attention : int
+        Attention data parallelism inside a stage (divides ``tp``): attention runs
+        tensor-parallel over ``tp / dp_attention`` devices, each such group serving its own
+        ``1 / dp_attention`` of the sequences with its own copy of the attention weights (as
+        DeepSeek-style deployments run MLA beside expert-parallel MoE).
+    weight_dtype : str, optional
+        Weight format; default the model's released format.
+    expert_dtype : str, optional
+        Routed-expert weight format; default the model's (e.g. gpt-oss MXFP4), else
+        ``weight_dtype``.
+    embedding_dtype : str, optional
+        Format of the token embedding and LM head; default their released format (the
+        model's ``embedding_dtype``, else its ``weight_dtype``), whatever ``weight_dtype`` is:
+        weight quantization recipes convert only the linear layers of the transformer blocks
+        and keep the embedding and LM head at the checkpoint's format (Neural Magic's
+        Llama 3.1 FP8 checkpoints; DeepSeek-V3's FP8 release).
+    kv_dtype : str
+        KV-cache format (default ``"bf16"``).
+    act_dtype : str
+        Activation format (default ``"bf16"``).
+    compute_dtype : str, optional
+        Format the matrix units run at (selects the hardware peak); default ``act_dtype``.
+        Weight-only quantisation (W4A16) computes at the activation format.
+    efficiency : Efficiency
+        Default :data:`ROOFLINE` (the bound).
+    usable_memory_fraction : float
+        Fraction of device memory the serving engine may use, (0, 1]. Default 0.9, vLLM's
+        ``gpu_memory_utilization`` default.
+    runtime_reserve_bytes : float
+        Memory per device held by the runtime outside the engine's pool (CUDA context,
+        NCCL buffers) [B]. Default 0.
+    workspace_bytes : float, optional
+        Activation workspace per device [B]. Default: estimated by
+        :func:`tokenomics.physics.memory.activation_workspace_bytes` for the step being sized.
+    allow_beyond_max_context : bool
+        Permit contexts longer than the model's ``max_position_embeddings``.
+    comm_overlap : float
+        Fraction of communication time hidden behind compute, [0, 1] (default 0: none). At
+        most the step's compute-and-memory time can be hidden.
+    allreduce_algorithm : {"auto", "ring", "tree", "one_shot", "two_shot"}
+        All-reduce algorithm (see :mod:`tokenomics.physics.collectives`); ``"auto"`` takes the fastest.
+    kv_shard : {"heads", "all"}
+        How the KV cache is split over the ``tp`` devices. ``"heads"`` (default, Megatron-style
+        tensor parallelism): by KV head, so a ``tp`` above the KV-head count replicates heads
+        and MLA's single latent is replicated on every rank. ``"all"``: evenly over all
+        devices (by sequence or batch, as the scaling book's fully sharded layouts and
+        attention data parallelism do), no replication.
+
+    References
+    ----------
+    .. [1] Neural Magic, "Meta-Llama-3.1-70B-Instruct-FP8" model card, Hugging Face, 2024
+       (https://huggingface.co/neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8): the FP8
+       recipe converts the linear layers inside the transformer blocks only, so the
+       embedding and LM head keep the release format (the ``embedding_dtype`` default).
+    """
+
+    model: Model
+    hardware: Hardware
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    # None selects the documented default; after construction each is a canonical name.
+    weight_dtype: str = None  # type: ignore[assignment]
+    expert_dtype: str = None  # type: ignore[assignment]
+    embedding_dtype: str = None  # type: ignore[assignment]
+    kv_dtype: str = "bf16"
+    act_dtype: str = "bf16"
+    compute_dtype: str = None  # type: ignore[assignment]
+    efficiency: Efficiency = ROOFLINE
+    usable_memory_fraction: float = 0.9
+    runtime_reserve_bytes: float = 0.0
+    workspace_bytes: float | None = None
+    allow_beyond_max_context: bool = False
+    kv_shard: str = "heads"
+    dp_attention: int = 1
+    comm_overlap: float = 0.0
+    allreduce_algorithm: str = "auto"
+
+    def __post_init__(self) -> None:
+        _coerce(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
+        if self.kv_shard not in ("heads", "all"):
+            raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
+        if isinstance(self.model, str):
+            from tokenomics.data.catalog import model as _model
+
+            object.__setattr__(self, "model", _model(self.model))
+        if isinstance(self.hardware, str):
+            from tokenomics.data.catalog import hardware as _hardware
+
+            object.__setattr__(self, "hardware", _hardware(self.hardware))
+        for name in ("tp", "pp", "ep", "dp_attention"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise TokenomicsError(f"{name} must be a positive integer, got {v!r}")
+        self._check_layout()
+        if not (0.0 <= self.comm_overlap <= 1.0):
+            raise TokenomicsError(f"comm_overlap must be in [0, 1], got {self.comm_overlap!r}")
+        from tokenomics.physics.collectives import ALGORITHMS
+
+        if self.allreduce_algorithm not in ALGORITHMS + ("auto",):
+            raise TokenomicsError(
+                f"allreduce_algorithm must be one of {', '.join(ALGORITHMS + ('auto',))}, "
+                f"got {self.allreduce_algorithm!r}")
+        if self.weight_dtype is None:
+            object.__setattr__(self, "weight_dtype", self.model.weight_dtype)
+        if self.expert_dtype is None:
+            object.__setattr__(
+                self, "expert_dtype",
+                self.model.expert_dtype if self.model.expert_dtype and
+                self.weight_dtype == self.model.weight_dtype else self.weight_dtype)
+        if self.embedding_dtype is None:
+            object.__setattr__(self, "embedding_dtype",
+                               self.model.embedding_dtype or self.model.weight_dtype)
+        if self.compute_dtype is None:
+            object.__setattr__(self, "compute_dtype", self.act_dtype)
+        for name in ("weight_dtype", "expert_dtype", "embedding_dtype", "kv_dtype", "act_dtype",
+                     "compute_dtype"):
+            object.__setattr__(self, name, dtype(getattr(self, name)).name)
+        if not (0.0 < self.usable_memory_fraction <= 1.0):
+            raise TokenomicsError(
+                f"usable_memory_fraction must be in (0, 1], got {self.usable_memory_fraction!r}")
+        if not (self.runtime_reserve_bytes >= 0):
+            raise TokenomicsError(
+                f"runtime_reserve_bytes must be >= 0, got {self.runtime_reserve_bytes!r}")
+        if self.workspace_bytes is not None and not (self.workspace_bytes >= 0):
+            raise TokenomicsError(f"workspace_bytes must be >= 0, got {self.workspace_bytes!r}")
+        # Fail early if the compute format has no published peak on this hardware.
+        self.hardware.peak(self.compute_dtype)
+
+    def _check_layout(self) -> None:
+        """Reject parallel layouts the model or the hardware cannot run."""
+        m, a = self.model, self.model.attention
+        if self.pp > m.num_layers:
+            raise TokenomicsError(f"pp={self.pp} exceeds the model's {m.num_layers} layers")
+        if self.tp % self.dp_attention:
+            raise TokenomicsError(
+                f"dp_attention={self.dp_attention} must divide tp={self.tp}")
+        atp = self.attention_tp
+        if a.num_q_heads % atp:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} (tp / dp_attention) must divide "
+                f"{m.id}'s {a.num_q_heads} query heads")
+        if a.kind != "MLA" and a.num_kv_heads % atp and atp % a.num_kv_heads:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} must divide {m.id}'s {a.num_kv_heads} KV "
+                "heads or be a multiple of them")
+        if self.ep > 1:
+            if not m.is_moe:
+                raise TokenomicsError(f"ep={self.ep} but {m.id} has no experts; use ep=1")
+            if self.ep != self.tp:
+                raise TokenomicsError(
+                    f"ep must be 1 (experts tensor-parallel) or tp={self.tp} (whole experts "
+                    f"spread over the stage), got ep={self.ep}")
+            assert m.moe is not None
+            if m.moe.num_experts % self.ep:
+                raise TokenomicsError(
+                    f"ep={self.ep} must divide {m.id}'s {m.moe.num_experts} routed experts")
+        from tokenomics.physics.collectives import topology
+
+        topo = topology(self.hardware)
+        if self.tp > 1 and topo.domain_size == 0:
+            raise TokenomicsError(
+                f"{self.hardware.id}: scale-up domain size not published; give it with "
+                "hardware.with_(scale_up_domain_size=...)")
+        topo.check(self.tp, f"tp={self.tp}", self.hardware.id)
+        if self.pp > 1:
+            topo.check(self.n_devices if self.n_devices > max(topo.domain_size, 1) else 1,
+                       f"the replica of tp*pp={self.n_devices}", self.hardware.id)
+
+    @property
+    def attention_tp(self) -> int:
+        """Devices one attention head group is split over: ``tp / dp_attention``."""
+        return self.tp // self.dp_attention
+
+    @property
+    def n_devices(self) -> int:
+        """Devices in one model replica, ``tp * pp``."""
+        return self.tp * self.pp
+
+    @property
+    def kv_replication(self) -> float:
+        """Copies of each KV head across the attention tensor-parallel group.
+
+        GQA/MQA with attention TP above the KV-head count replicate each head
+        ``attention_tp / num_kv_heads`` times; MLA's shared latent is replicated on every
+        attention-TP rank. 1 with ``kv_shard="all"``.
+        """
+        att = self.model.attention
+        if self.kv_shard == "all":
+            return 1.0
+        atp = self.attention_tp
+        if att.kind == "MLA":
+            return float(atp)
+        return float(atp / min(atp, att.num_kv_heads))
+
+    def with_(self, **changes: Any) -> Deployment:
+        """Return a copy with fields replaced."""
+        return replace(self, **changes)

@@ -1,0 +1,706 @@
+"""Token economics: cost per million tokens (rental or total cost of ownership), energy per
+token, provider API prices, blended prices and margins.
+
+Notes
+-----
+The identity at the heart of it: a device rented at :math:`p` USD per hour producing
+:math:`r` tokens per second costs
+
+.. math:: c = \\frac{p}{3600\\, r} \\times 10^6 \\quad \\text{USD per million tokens}.
+
+Prefill (input) and decode (output) tokens use the hardware differently, so each is costed at
+its own throughput. A total cost of ownership turns a purchase into an hourly price:
+
+.. math::
+   p = \\frac{P_\\mathrm{cap}}{8760} \\cdot \\frac{r_c}{1 - (1 + r_c)^{-n}}
+       + \\frac{W \\, u \\, \\mathrm{PUE} \\, e}{1000} + p_\\mathrm{facility}
+
+with :math:`P_\\mathrm{cap}` the device's capital (purchase plus its share of networking),
+:math:`r_c` the annual cost of capital (an annuity; straight-line :math:`1/n` when 0),
+:math:`n` years, power :math:`W` [W] at utilisation :math:`u`, and electricity :math:`e`
+[USD/kWh].
+
+Energy per token is device power times utilisation times PUE over throughput
+(:func:`energy_per_token`).
+
+References
+----------
+.. [1] DeepSeek, "Day 6: One More Thing, DeepSeek-V3/R1 Inference System Overview",
+   deepseek-ai/open-infra-index, 2025 ($2 per H800-hour; 545% cost-profit margin).
+.. [2] Uptime Institute, Global Data Center Survey 2024 (average PUE 1.56).
+.. [3] U.S. EIA, Electric Power Annual 2023 (industrial electricity prices).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import (
+    CatalogError,
+    NotPublishedError,
+    TokenomicsError,
+    UnknownEntryError,
+)
+from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
+from tokenomics.data.specs import Deployment, Hardware, Price
+from tokenomics.physics.step import decode, prefill
+
+HOURS_PER_YEAR = 8760.0
+
+
+# --------------------------------------------------------------------------------------------
+# The identity
+# --------------------------------------------------------------------------------------------
+def cost_per_million_tokens(usd_per_device_hour: Any, tokens_per_s_per_device: Any) -> Any:
+    """Cost of a million tokens on a device rented by the hour [USD/Mtok].
+
+    Parameters
+    ----------
+    usd_per_device_hour : float or array_like
+        Price of one device for one hour [USD/hour], >= 0.
+    tokens_per_s_per_device : float or array_like
+        Tokens one device produces per second [token/s], > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`p / (3600\\, r) \\times 10^6` [USD per million tokens].
+
+    References
+    ----------
+    .. [1] DeepSeek, open-infra-index day 6, 2025 (cost per token from GPU-hours).
+
+    Examples
+    --------
+    >>> round(cost_per_million_tokens(2.00, 1000), 4)   # $2/hour at 1,000 tokens/s
+    0.5556
+    """
+    p = V.non_negative(usd_per_device_hour, "usd_per_device_hour", "USD/hour")
+    r = V.positive(tokens_per_s_per_device, "tokens_per_s_per_device", "token/s")
+    return V.scalar_or_array(p / (3600.0 * r) * 1e6)
+
+
+# --------------------------------------------------------------------------------------------
+# Hourly price of a device: rental tiers or total cost of ownership
+# --------------------------------------------------------------------------------------------
+def rental_price(hw: Hardware, tier: str | None = None) -> Price:
+    """The latest dated rental price of a device, optionally of one tier.
+
+    Parameters
+    ----------
+    hw : Hardware
+    tier : str, optional
+        ``"hyperscaler-on-demand"``, ``"hyperscaler-capacity-block"``,
+        ``"neocloud-on-demand"``, ``"long-term-contract"``, ``"estimate"``.
+
+    Returns
+    -------
+    Price
+        ``usd`` is per device-hour [USD/hour].
+
+    Raises
+    ------
+    NotPublishedError
+        When the catalog has no rental price (of that tier) for the device; the message lists
+        what it has.
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import hardware
+    >>> rental_price(hardware("h800")).usd     # DeepSeek's assumption
+    2.0
+    """
+    rentals = [p for p in hw.prices if p.per_hour and (tier is None or p.tier == tier)]
+    if not rentals:
+        have = ", ".join(f"{p.tier} {p.date}" for p in hw.prices if p.per_hour) or "none"
+        raise NotPublishedError(
+            f"{hw.id}: no rental price{' of tier ' + repr(tier) if tier else ''} in the catalog "
+            f"(rental prices it has: {have}); pass usd_per_device_hour")
+    return sorted(rentals, key=lambda p: p.date)[-1]
+
+
+@lru_cache(maxsize=1)
+def _assumptions() -> dict[str, float]:
+    folder = catalog_dir("price_catalog")
+    path = folder / "assumptions.toml"
+    src = data_sources(folder)
+    data = read_toml(path)
+    spec = {"pue": ("count", 1.0, 3.0), "electricity_price": ("USD/kWh", 0.001, 2.0),
+            "networking_share": ("count", 0.0, 0.9)}
+    out = {}
+    for k, (unit, lo, hi) in spec.items():
+        if k not in data:
+            raise CatalogError(f"{path}: field {k}: required key is missing")
+        out[k] = sourced_quantity(data[k], k, path, unit, lo, hi, src)
+    unknown = set(data) - set(spec)
+    if unknown:
+        raise CatalogError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}")
+    return out
+
+
+def default_assumptions() -> dict[str, float]:
+    """Sourced cost-of-ownership defaults (``price_catalog/assumptions.toml``).
+
+    Returns
+    -------
+    dict
+        ``pue`` [1], ``electricity_price`` [USD/kWh], ``networking_share`` [1].
+    """
+    return dict(_assumptions())
+
+
+def tco_usd_per_device_hour(purchase_usd: float, amortisation_years: float,
+                            power_w: float, utilisation: float = 1.0,
+                            cost_of_capital: float = 0.0, pue: float | None = None,
+                            electricity_usd_per_kwh: float | None = None,
+                            networking_share: float | None = None,
+                            facility_usd_per_device_hour: float = 0.0) -> float:
+    """Hourly cost of owning and running one device [USD/hour].
+
+    Parameters
+    ----------
+    purchase_usd : float
+        Price of the device (its share of a server) [USD], >= 0.
+    amortisation_years : float
+        Years over which the capital is recovered, > 0.
+    power_w : float
+        Device power [W] (TDP, or an all-in figure per device).
+    utilisation : float
+        Average fraction of that power drawn, (0, 1].
+    cost_of_capital : float
+        Annual rate, >= 0 (0: straight-line depreciation).
+    pue : float, optional
+        Power usage effectiveness >= 1; default the sourced industry average (1.56).
+    electricity_usd_per_kwh : float, optional
+        Default the sourced figure (0.0892 USD/kWh).
+    networking_share : float, optional
+        Networking's share of cluster capital, [0, 1); the device's capital is
+        ``purchase / (1 - share)``. Default the sourced 0.15 (S44).
+    facility_usd_per_device_hour : float
+        Facility (space, cooling plant, staff) per device-hour [USD/hour]; default 0.
+
+    Returns
+    -------
+    float
+        [USD/hour]
+
+    Notes
+    -----
+    See the module formula. An annuity with rate :math:`r_c` over :math:`n` years repays
+    :math:`P r_c / (1 - (1 + r_c)^{-n})` a year.
+
+    References
+    ----------
+    .. [1] R. A. Brealey, S. C. Myers, F. Allen, "Principles of Corporate Finance", ch. 2
+       (annuities).
+    .. [2] Uptime Institute, Global Data Center Survey 2024 (PUE).
+
+    Examples
+    --------
+    >>> # $25,000 over 4 years, no financing, 700 W, PUE 1.5 at $0.10/kWh, no networking:
+    >>> round(tco_usd_per_device_hour(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0), 4)
+    0.8185
+    """
+    a = _assumptions()
+    pue = a["pue"] if pue is None else pue
+    e = a["electricity_price"] if electricity_usd_per_kwh is None else electricity_usd_per_kwh
+    net = a["networking_share"] if networking_share is None else networking_share
+    checks = [("purchase_usd", purchase_usd, 0, math.inf, True),
+              ("amortisation_years", amortisation_years, 0, math.inf, False),
+              ("power_w", power_w, 0, math.inf, True),
+              ("cost_of_capital", cost_of_capital, 0, 1, True),
+              ("electricity_usd_per_kwh", e, 0, math.inf, True),
+              ("facility_usd_per_device_hour", facility_usd_per_device_hour, 0, math.inf, True)]
+    for name, v, lo, hi, closed in checks:
+        if not (math.isfinite(v) and (v >= lo if closed else v > lo) and v <= hi):
+            raise TokenomicsError(f"{name} must be {'>=' if closed else '>'} {lo}"
+                                  + (f" and <= {hi}" if math.isfinite(hi) else "")
+                                  + f", got {v!r}")
+    if not (0 < utilisation <= 1):
+        raise TokenomicsError(f"utilisation must be in (0, 1], got {utilisation!r}")
+    if not (pue >= 1):
+        raise TokenomicsError(f"pue must be >= 1, got {pue!r}")
+    if not (0 <= net < 1):
+        raise TokenomicsError(f"networking_share must be in [0, 1), got {net!r}")
+    capital = purchase_usd / (1.0 - net)
+    r, n = cost_of_capital, amortisation_years
+    per_year = capital / n if r == 0 else capital * r / (1.0 - (1.0 + r) ** (-n))
+    energy = power_w * utilisation * pue / 1000.0 * e
+    return float(per_year / HOURS_PER_YEAR + energy + facility_usd_per_device_hour)
+
+
+# --------------------------------------------------------------------------------------------
+# Cost of a deployment, per phase
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeploymentCost:
+    """Cost per million tokens of one deployment, by phase. All costs [USD/Mtok].
+
+    Attributes
+    ----------
+    usd_per_device_hour : float
+    input_usd_per_mtok : array
+        Uncached prompt tokens (prefill).
+    cached_input_usd_per_mtok : array
+        Prompt tokens served from the prefix cache (their KV read in a midfill).
+    output_usd_per_mtok : array
+        Generated tokens (decode at the given batch and context).
+    input_tokens_per_s_per_device, output_tokens_per_s_per_device : array
+    """
+
+    usd_per_device_hour: float
+    input_usd_per_mtok: Any
+    cached_input_usd_per_mtok: Any
+    output_usd_per_mtok: Any
+    input_tokens_per_s_per_device: Any
+    output_tokens_per_s_per_device: Any
+
+    def blended(self, input_tokens: Any, output_tokens: Any, cache_hit_rate: Any = 0.0) -> Any:
+        """Cost per million tokens of a workload mix (input + output tokens) [USD/Mtok].
+
+        :math:`[I(1-h) c_{in} + I h\\, c_{cached} + O\\, c_{out}] / (I + O)`.
+        """
+        i = V.non_negative(input_tokens, "input_tokens", "token")
+        o = V.non_negative(output_tokens, "output_tokens", "token")
+        h = _fraction(cache_hit_rate, "cache_hit_rate")
+        if np.any(i + o <= 0):
+            raise TokenomicsError("input_tokens + output_tokens must be > 0")
+        c = (i * (1 - h) * self.input_usd_per_mtok + i * h * self.cached_input_usd_per_mtok
+             + o * self.output_usd_per_mtok) / (i + o)
+        return V.scalar_or_array(c)
+
+
+def _fraction(x: Any, name: str, upper_open: bool = False) -> np.ndarray:
+    v = V.non_negative(x, name, "count")
+    if np.any(v > 1) or (upper_open and np.any(v >= 1)):
+        raise TokenomicsError(f"{name} must be in [0, 1{')' if upper_open else ']'}, "
+                              f"got {V.fmt(np.max(v))}")
+    return v
+
+
+def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
+                    prompt_tokens: Any = None, prefill_batch: Any = 1,
+                    usd_per_device_hour: float | None = None, tier: str | None = None,
+                    tco: dict[str, float] | None = None,
+                    cached_prefix_tokens: Any = None) -> DeploymentCost:
+    """Cost per million input, cached-input and output tokens of a deployment.
+
+    Parameters
+    ----------
+    dep : Deployment
+    batch, context_tokens : int or array_like
+        Decode batch and KV length [token] at which output tokens are made.
+    prompt_tokens : int or array_like, optional
+        Prompt length of the prefill that makes input tokens [token]; default
+        ``context_tokens``.
+    prefill_batch : int or array_like
+        Prompts prefilled together.
+    usd_per_device_hour : float, optional
+        Hourly price [USD/hour]; default the catalog's latest rental price (of ``tier``).
+    tier : str, optional
+        Rental tier to look up.
+    tco : dict, optional
+        Keyword arguments of :func:`tco_usd_per_device_hour` (``purchase_usd``,
+        ``amortisation_years``...; ``power_w`` defaults to the device's TDP): owning instead
+        of renting.
+    cached_prefix_tokens : int or array_like, optional
+        Cached prefix for the cached-input cost; default all but the last 1% of the prompt.
+
+    Returns
+    -------
+    DeploymentCost
+
+    Notes
+    -----
+    Input: a prefill's device time over its prompt tokens. Cached input: the extra device time a
+    cached prefix adds to a midfill (reading its KV), per cached token. Output: a decode step's
+    device time over its tokens. Each at :func:`cost_per_million_tokens`.
+
+    References
+    ----------
+    .. [1] DeepSeek, open-infra-index day 6, 2025.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> c = deployment_cost(tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8",
+    ...                     compute_dtype="fp8", kv_dtype="fp8"), 64, 4096,
+    ...                     usd_per_device_hour=3.0)
+    >>> bool(c.output_usd_per_mtok > c.input_usd_per_mtok > c.cached_input_usd_per_mtok)
+    True
+    """
+    if usd_per_device_hour is not None and tco is not None:
+        raise TokenomicsError("give usd_per_device_hour or tco, not both")
+    if tco is not None:
+        kw = dict(tco)
+        if "power_w" not in kw:
+            if dep.hardware.tdp_w is None:
+                raise NotPublishedError(f"{dep.hardware.id}: TDP not published; pass power_w "
+                                        "in tco")
+            kw["power_w"] = dep.hardware.tdp_w
+        price = tco_usd_per_device_hour(**kw)
+    elif usd_per_device_hour is not None:
+        price = float(V.non_negative(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
+    else:
+        price = rental_price(dep.hardware, tier).usd
+    P = context_tokens if prompt_tokens is None else prompt_tokens
+    P = V.counts(P, "prompt_tokens", minimum=2, unit="token")
+    pre = prefill(dep, P, prefill_batch)
+    dec = decode(dep, batch, context_tokens)
+    c = np.floor(P * 0.99) if cached_prefix_tokens is None else V.counts(
+        cached_prefix_tokens, "cached_prefix_tokens", minimum=1, unit="token")
+    # Extra time of a midfill that reads c cached tokens, against computing the new ones alone.
+    new = P - c
+    with_cache = prefill(dep, P, prefill_batch, c).time_s
+    alone = prefill(dep, new, prefill_batch).time_s
+    b = np.asarray(prefill_batch, float)
+    cached_rate = b * c / np.maximum(np.asarray(with_cache) - np.asarray(alone), 1e-12) \
+        / dep.n_devices
+    S = V.scalar_or_array
+    return DeploymentCost(
+        usd_per_device_hour=price,
+        input_usd_per_mtok=cost_per_million_tokens(price, pre.tokens_per_s_per_device),
+        cached_input_usd_per_mtok=cost_per_million_tokens(price, S(cached_rate)),
+        output_usd_per_mtok=cost_per_million_tokens(price, dec.tokens_per_s_per_device),
+        input_tokens_per_s_per_device=pre.tokens_per_s_per_device,
+        output_tokens_per_s_per_device=dec.tokens_per_s_per_device)
+
+
+# --------------------------------------------------------------------------------------------
+# Energy
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Energy:
+    """Energy per token. ``joules_per_token`` [J/token], ``wh_per_mtok`` [Wh per million
+    tokens], ``tokens_per_s_per_w`` [token/s/W], ``power_w`` [W] per device (facility
+    overhead included)."""
+
+    joules_per_token: Any
+    wh_per_mtok: Any
+    tokens_per_s_per_w: Any
+    power_w: float
+
+
+def energy_per_token(tokens_per_s_per_device: Any, power_w: float | Hardware,
+                     utilisation: float = 1.0, pue: float = 1.0) -> Energy:
+    """Energy a token costs on a device drawing ``power_w`` at a throughput.
+
+    Parameters
+    ----------
+    tokens_per_s_per_device : float or array_like
+        [token/s], > 0 (a phase's throughput: prefill or decode).
+    power_w : float or Hardware
+        Device power [W], or a Hardware whose TDP is used.
+    utilisation : float
+        Fraction of that power drawn, (0, 1].
+    pue : float
+        Facility overhead, >= 1 (1: the device alone).
+
+    Returns
+    -------
+    Energy
+        :math:`E = W u\\,\\mathrm{PUE} / r` [J/token]; :math:`E \\cdot 10^6 / 3600` [Wh/Mtok].
+
+    References
+    ----------
+    .. [1] Seed digest S22 (decode, ~1000 forward passes per query, is the largest energy
+       consumer).
+
+    Examples
+    --------
+    >>> e = energy_per_token(1000, 700)        # 700 W at 1,000 tokens/s
+    >>> e.joules_per_token, round(e.wh_per_mtok, 1)
+    (0.7, 194.4)
+    """
+    if isinstance(power_w, Hardware):
+        if power_w.tdp_w is None:
+            raise NotPublishedError(f"{power_w.id}: TDP not published; pass power_w in watts")
+        w = float(power_w.tdp_w)
+    else:
+        w = float(V.positive(power_w, "power_w", "W"))
+    if not (0 < utilisation <= 1):
+        raise TokenomicsError(f"utilisation must be in (0, 1], got {utilisation!r}")
+    if not (pue >= 1):
+        raise TokenomicsError(f"pue must be >= 1, got {pue!r}")
+    r = V.positive(tokens_per_s_per_device, "tokens_per_s_per_device", "token/s")
+    p = w * utilisation * pue
+    j = p / r
+    S = V.scalar_or_array
+    return Energy(joules_per_token=S(j), wh_per_mtok=S(j * 1e6 / 3600.0),
+                  tokens_per_s_per_w=S(r / p), power_w=p)
+
+
+# --------------------------------------------------------------------------------------------
+# Provider prices
+# --------------------------------------------------------------------------------------------
+_PRICE_FIELDS = ("input", "cached_input", "cache_write_5m", "cache_write_1h", "output")
+
+
+@dataclass(frozen=True)
+class ApiPrice:
+    """A provider's dated price list for one model. Prices [USD/Mtok]; None = not published.
+
+    ``batch_discount`` is the fraction off input and output in the batch tier.
+    """
+
+    id: str
+    provider: str
+    model: str
+    date: str
+    input: float | None
+    cached_input: float | None
+    cache_write_5m: float | None
+    cache_write_1h: float | None
+    output: float | None
+    batch_discount: float | None
+    sources: dict[str, str]
+    note: str = ""
+
+
+@lru_cache(maxsize=1)
+def _prices() -> dict[str, ApiPrice]:
+    folder = catalog_dir("price_catalog")
+    path = folder / "api_prices.toml"
+    src = data_sources(folder)
+    data = read_toml(path)
+    out: dict[str, ApiPrice] = {}
+    allowed = {"id", "provider", "model", "date", "note", "batch_discount", *_PRICE_FIELDS}
+    for i, e in enumerate(data.get("price", [])):
+        where = f"price[{i}]"
+        unknown = set(e) - allowed
+        if unknown:
+            raise CatalogError(f"{path}: field {where}.{sorted(unknown)[0]}: unknown key")
+        for k in ("id", "provider", "model", "date", *_PRICE_FIELDS, "batch_discount"):
+            if k not in e:
+                raise CatalogError(f"{path}: field {where}.{k}: required key is missing")
+        vals: dict[str, float | None] = {}
+        sources: dict[str, str] = {}
+        for k in (*_PRICE_FIELDS, "batch_discount"):
+            raw = e[k]
+            if raw == "not published":
+                vals[k] = None
+                continue
+            unit, lo, hi = (("count", 0.0, 1.0) if k == "batch_discount"
+                            else ("USD/Mtok", 0.0, 1000.0))
+            vals[k] = sourced_quantity(raw, f"{where}.{k}", path, unit, lo, hi, src)
+            sources[k] = raw["source"]
+        pid = str(e["id"]).lower()
+        if pid in out:
+            raise CatalogError(f"{path}: field {where}.id: {pid!r} defined twice")
+        out[pid] = ApiPrice(id=pid, provider=e["provider"], model=e["model"],
+                            date=str(e["date"]), sources=sources, note=e.get("note", ""),
+                            **vals)  # type: ignore[arg-type]
+    return out
+
+
+def price(provider_model_id: str) -> ApiPrice:
+    """A provider's dated price list by ``"provider/model"`` id (case-insensitive).
+
+    Raises
+    ------
+    UnknownEntryError
+        Listing the known ids.
+
+    Examples
+    --------
+    >>> price("deepseek/deepseek-reasoner").output
+    2.19
+    """
+    p = _prices()
+    key = str(provider_model_id).strip().lower()
+    if key not in p:
+        raise UnknownEntryError(f"unknown price id {provider_model_id!r}; known: "
+                                f"{', '.join(sorted(p))}")
+    return p[key]
+
+
+def price_table() -> pd.DataFrame:
+    """Every catalog price, one row each, USD per million tokens (empty = not published).
+
+    Examples
+    --------
+    >>> float(price_table().set_index("id").loc["openai/gpt-4o", "cached_input_usd_per_mtok"])
+    1.25
+    """
+    rows = []
+    for p in _prices().values():
+        rows.append(dict(id=p.id, provider=p.provider, model=p.model, date=p.date,
+                         **{f"{k}_usd_per_mtok": getattr(p, k) if getattr(p, k) is not None
+                            else np.nan for k in _PRICE_FIELDS},
+                         batch_discount=p.batch_discount if p.batch_discount is not None
+                         else np.nan,
+                         sources=" ".join(sorted(set(p.sources.values())))))
+    return pd.DataFrame(rows)
+
+
+def blended_price(p: ApiPrice | str, input_tokens: Any, output_tokens: Any,
+                  cache_hit_rate: Any = 0.0, cache_write_rate: Any = 0.0,
+                  cache_ttl: str = "5m", batch: bool = False) -> Any:
+    """What a workload pays per million tokens (input + output) at a provider [USD/Mtok].
+
+    Parameters
+    ----------
+    p : ApiPrice or str
+        A price list or its id.
+    input_tokens, output_tokens : float or array_like
+        Tokens of the mix (absolute or as a ratio) [token].
+    cache_hit_rate : float or array_like
+        Fraction of input tokens read from the provider's cache, [0, 1].
+    cache_write_rate : float or array_like
+        Fraction of input tokens written to the cache (charged the cache-write price where
+        the provider has one), [0, 1 - cache_hit_rate].
+    cache_ttl : {"5m", "1h"}
+        Which cache-write price applies.
+    batch : bool
+        Use the batch tier (its discount on input and output).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`[I(1-h-w) p_{in} + I h\\, p_{hit} + I w\\, p_{write} + O p_{out}] (1 - d)
+        / (I + O)`, :math:`d` the batch discount when ``batch``.
+
+    Raises
+    ------
+    NotPublishedError
+        When the mix needs a price the provider does not publish (e.g. output for the S30
+        GPT-5.x example).
+
+    References
+    ----------
+    .. [1] Seed digest S30, S33 (blended cost depends on the mix, the hit rate and the tier).
+
+    Examples
+    --------
+    >>> round(blended_price("anthropic/claude-sonnet-4.x", 3, 1), 2)   # (3*3 + 15) / 4
+    6.0
+    """
+    pr = price(p) if isinstance(p, str) else p
+    i = V.non_negative(input_tokens, "input_tokens", "token")
+    o = V.non_negative(output_tokens, "output_tokens", "token")
+    if np.any(i + o <= 0):
+        raise TokenomicsError("input_tokens + output_tokens must be > 0")
+    h = _fraction(cache_hit_rate, "cache_hit_rate")
+    w = _fraction(cache_write_rate, "cache_write_rate")
+    if np.any(h + w > 1 + 1e-12):
+        raise TokenomicsError("cache_hit_rate + cache_write_rate must be <= 1")
+    if cache_ttl not in ("5m", "1h"):
+        raise TokenomicsError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
+
+    def need(name: str, used: Any) -> float:
+        v = getattr(pr, name)
+        if v is None:
+            if np.any(np.asarray(used) > 0):
+                raise NotPublishedError(f"{pr.id}: {name} price not published; this mix needs "
+                                        "it")
+            return 0.0
+        return float(v)
+
+    p_in = need("input", i * (1 - h - w))
+    p_hit = need("cached_input", i * h)
+    write_field = "cache_write_5m" if cache_ttl == "5m" else "cache_write_1h"
+    p_write = getattr(pr, write_field)
+    if p_write is None:
+        p_write = p_in  # no separate write charge: written tokens are billed as input
+    p_out = need("output", o)
+    d = 0.0
+    if batch:
+        if pr.batch_discount is None:
+            raise NotPublishedError(f"{pr.id}: no batch tier published")
+        d = pr.batch_discount
+    total = (i * (1 - h - w) * p_in + i * h * p_hit + i * w * p_write + o * p_out) * (1 - d)
+    return V.scalar_or_array(total / (i + o))
+
+
+def margin(price_usd_per_mtok: Any, cost_usd_per_mtok: Any) -> Any:
+    """Gross margin of selling at a price what costs ``cost`` to make, as a fraction of price.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`(p - c) / p` (negative when selling below cost).
+
+    Examples
+    --------
+    >>> margin(2.0, 0.5)
+    0.75
+    """
+    p = V.positive(price_usd_per_mtok, "price_usd_per_mtok", "USD/Mtok")
+    c = V.non_negative(cost_usd_per_mtok, "cost_usd_per_mtok", "USD/Mtok")
+    return V.scalar_or_array((p - c) / p)
+
+
+# --------------------------------------------------------------------------------------------
+# DeepSeek's published serving economics (worked example)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServingDay:
+    """One day of a serving fleet: cost, revenue at list prices, margin. [USD/day]"""
+
+    cost_usd: float
+    revenue_usd: float
+    cost_profit_margin: float
+    input_revenue_usd: float
+    cached_input_revenue_usd: float
+    output_revenue_usd: float
+
+
+def serving_day(nodes: float, devices_per_node: int, usd_per_device_hour: float,
+                input_tokens: float, cached_input_tokens: float, output_tokens: float,
+                p: ApiPrice | str) -> ServingDay:
+    """Daily cost of a fleet and its revenue at list prices.
+
+    Parameters
+    ----------
+    nodes : float
+        Average nodes in service over the day.
+    devices_per_node : int
+    usd_per_device_hour : float
+        [USD/hour]
+    input_tokens, cached_input_tokens, output_tokens : float
+        Tokens served in the day; ``cached_input_tokens`` is the part of ``input_tokens``
+        that hit the cache [token].
+    p : ApiPrice or str
+        Price list.
+
+    Returns
+    -------
+    ServingDay
+        ``cost_profit_margin`` is (revenue - cost) / cost, as DeepSeek reports it.
+
+    References
+    ----------
+    .. [1] DeepSeek, open-infra-index day 6, 2025: 226.75 nodes x 8 H800 at $2/hour; 608B input
+       tokens (342B cached), 168B output; $562,027 theoretical revenue, 545% margin.
+
+    Examples
+    --------
+    >>> d = serving_day(226.75, 8, 2.0, 608e9, 342e9, 168e9, "deepseek/deepseek-reasoner")
+    >>> d.cost_usd
+    87072.0
+    """
+    pr = price(p) if isinstance(p, str) else p
+    if cached_input_tokens > input_tokens:
+        raise TokenomicsError("cached_input_tokens cannot exceed input_tokens")
+    for name, v in (("nodes", nodes), ("usd_per_device_hour", usd_per_device_hour),
+                    ("input_tokens", input_tokens), ("output_tokens", output_tokens),
+                    ("cached_input_tokens", cached_input_tokens)):
+        if not (v >= 0 and math.isfinite(v)):
+            raise TokenomicsError(f"{name} must be >= 0, got {v!r}")
+    if pr.input is None or pr.cached_input is None or pr.output is None:
+        raise NotPublishedError(f"{pr.id}: input, cached-input and output prices are needed")
+    cost = nodes * devices_per_node * usd_per_device_hour * 24.0
+    rin = (input_tokens - cached_input_tokens) / 1e6 * pr.input
+    rhit = cached_input_tokens / 1e6 * pr.cached_input
+    rout = output_tokens / 1e6 * pr.output
+    rev = rin + rhit + rout
+    return ServingDay(cost_usd=cost, revenue_usd=rev, cost_profit_margin=(rev - cost) / cost,
+                      input_revenue_usd=rin, cached_input_revenue_usd=rhit,
+                      output_revenue_usd=rout)

@@ -1,0 +1,88 @@
+"""Physics: what one forward step of one replica costs.
+
+Parameter counts, KV bytes, per-operator FLOPs and bytes (one formula each, in
+:mod:`~tokenomics.physics.formulas`), memory fit, collectives, and the step engine
+(:mod:`~tokenomics.physics.step`: roofline + exposed communication + overhead) that every
+later stage builds on.
+
+Modules
+-------
+``collectives``
+    Collective communication: times of all-reduce, all-gather, reduce-scatter, all-to-all and
+``kv``
+    KV-cache bytes: per token, per layer, and for a context (windows and chunks honoured).
+``memory``
+    Weight bytes, the per-device memory budget, maximum batch and minimum device count.
+``operators``
+    Per-operator FLOPs and bytes of one forward step: prefill, midfill and decode.
+``params``
+    Parameter counts computed from the architecture.
+``roofline``
+    Roofline quantities: ridge point, arithmetic intensity, attainable FLOP/s, roofline time.
+``step``
+    Prefill (TTFT), midfill and decode step time and throughput for a deployment.
+"""
+
+from tokenomics.core.lazy import attach
+
+# name -> module that defines it (tests/test_api.py checks that every entry resolves and
+# that every public name of the modules is listed)
+_EXPORTS = {
+    "ALGORITHMS": ".collectives",
+    "DEFAULT_SCALE_UP_LATENCY_S": ".collectives",
+    "DEFAULT_SCALE_OUT_LATENCY_S": ".collectives",
+    "p2p_time": ".collectives",
+    "allreduce_time": ".collectives",
+    "allgather_time": ".collectives",
+    "reduce_scatter_time": ".collectives",
+    "alltoall_time": ".collectives",
+    "Topology": ".collectives",
+    "topology": ".collectives",
+    "group_allreduce_time": ".collectives",
+    "group_allgather_time": ".collectives",
+    "group_alltoall_time": ".collectives",
+    "group_p2p_time": ".collectives",
+    "pipeline_bubble_fraction": ".collectives",
+    "CommCost": ".collectives",
+    "step_comm": ".collectives",
+    "kv_bytes_per_token_per_layer": ".kv",
+    "kv_bytes_per_token": ".kv",
+    "kv_tokens_held": ".kv",
+    "kv_cache_bytes": ".kv",
+    "kv_context_crossover_tokens": ".kv",
+    "weight_bytes": ".memory",
+    "weight_bytes_per_device": ".memory",
+    "activation_workspace_bytes_per_token": ".memory",
+    "logits_workspace_bytes_per_sequence": ".memory",
+    "MemoryFit": ".memory",
+    "memory_fit": ".memory",
+    "kv_per_sequence_bytes": ".memory",
+    "max_batch": ".memory",
+    "devices_needed": ".memory",
+    "min_devices": ".memory",
+    "ensure_fits": ".memory",
+    "OPERATORS": ".operators",
+    "expected_active_experts": ".operators",
+    "OpCost": ".operators",
+    "step_costs": ".operators",
+    "attention_params_per_layer": ".params",
+    "ffn_params": ".params",
+    "expert_params": ".params",
+    "param_breakdown": ".params",
+    "param_count": ".params",
+    "ridge_point": ".roofline",
+    "gemm_flops": ".roofline",
+    "gemm_bytes": ".roofline",
+    "gemm_intensity": ".roofline",
+    "attention_decode_intensity": ".roofline",
+    "roofline_time": ".roofline",
+    "attainable_flop_per_s": ".roofline",
+    "critical_batch": ".roofline",
+    "StepResult": ".step",
+    "decode": ".step",
+    "prefill": ".step",
+    "operator_table": ".step",
+}
+_MODULES = ('collectives', 'kv', 'memory', 'operators', 'params', 'roofline', 'step',)
+
+__getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

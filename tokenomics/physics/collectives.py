@@ -1,0 +1,571 @@
+"""Collective communication: times of all-reduce, all-gather, reduce-scatter, all-to-all and
+point-to-point transfers over scale-up and scale-out links, flat and hierarchical.
+
+All link bandwidths are **per direction** [B/s]; latencies are per message hop [s].
+Messages are in bytes and broadcast as numpy arrays.
+
+Notes
+-----
+The alpha-beta model, with :math:`n` devices, per-hop latency :math:`\\alpha`, per-direction
+bandwidth :math:`\\beta` and a message of :math:`M` bytes (the full tensor each device holds):
+
+=============================  ==========================================================
+all-reduce, ring               :math:`2(n-1)\\alpha + 2\\frac{n-1}{n}\\frac{M}{\\beta}`
+all-reduce, tree               :math:`2\\lceil\\log_2 n\\rceil\\alpha + 2\\frac{M}{\\beta}`
+all-reduce, one-shot           :math:`\\alpha + (n-1)\\frac{M}{\\beta}` (each device pulls every peer's buffer)
+all-reduce, two-shot           :math:`2\\alpha + 2\\frac{n-1}{n}\\frac{M}{\\beta}` (direct reduce-scatter + all-gather)
+all-gather / reduce-scatter    :math:`(n-1)\\alpha + \\frac{n-1}{n}\\frac{M}{\\beta}` (ring; M the full tensor)
+all-to-all (switched)          :math:`\\alpha + \\frac{n-1}{n}\\frac{M}{\\beta}` (M: what one device sends to all, itself included)
+point-to-point                 :math:`\\alpha + M/\\beta`
+=============================  ==========================================================
+
+One-shot and two-shot all-reduce need every device to reach every other directly (a switch
+such as NVSwitch, or a full mesh such as AMD's 8-GPU Infinity Fabric); ring and tree need only
+neighbours. ``algorithm="auto"`` takes the fastest of the four for each message, as
+communication libraries tune per message size: the bound, not a forecast.
+
+A group larger than a scale-up domain runs hierarchically: a reduce-scatter inside each domain
+over the scale-up link, an all-reduce of the :math:`M/n_\\mathrm{in}` shard across the
+:math:`d` domains over each device's scale-out NIC (all NICs in parallel), and an all-gather
+inside the domain. All-to-all traffic splits: the share bound for peers in the same domain
+crosses the scale-up link, the rest the scale-out NIC, concurrently.
+
+References
+----------
+.. [1] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective Communication
+   Operations in MPICH", IJHPCA 19(1), 2005. doi:10.1177/1094342005051521
+.. [2] P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
+   workstations", JPDC 69(2), 2009. doi:10.1016/j.jpdc.2008.09.002
+.. [3] P. Sanders, J. Speck, J. L. Träff, "Two-tree algorithms for full bandwidth broadcast,
+   reduction and scan", Parallel Computing 35(12), 2009 (NCCL's double binary tree).
+.. [4] vLLM, "Latency-optimal allreduce and CUDA graph optimization" (custom one-shot/two-shot
+   all-reduce for small messages), vllm-project/vllm files/13574639, 2023.
+.. [5] NVIDIA NCCL, src/graph/tuning.cc: modelled per-hop latency 0.6 us over NVLink and
+   2.7 us over the network (ring, LL protocol), used here as default latency floors where a
+   catalog publishes none.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.specs import Hardware
+
+Algorithm = Literal["ring", "tree", "one_shot", "two_shot", "auto"]
+ALGORITHMS = ("ring", "tree", "one_shot", "two_shot")
+
+#: Default per-hop latency floors [s] where the hardware catalog publishes none: NCCL's own
+#: tuning model (src/graph/tuning.cc, LL protocol): NVLink 0.6 us, network (ring) 2.7 us.
+DEFAULT_SCALE_UP_LATENCY_S = 0.6e-6
+DEFAULT_SCALE_OUT_LATENCY_S = 2.7e-6
+
+
+def _n(n_devices: Any) -> np.ndarray:
+    return V.counts(n_devices, "n_devices")
+
+
+def _msg(message_bytes: Any) -> np.ndarray:
+    return V.non_negative(message_bytes, "message_bytes", "B")
+
+
+def _link(link_bytes_per_s: Any, latency_s: Any) -> tuple[np.ndarray, np.ndarray]:
+    return (V.positive(link_bytes_per_s, "link_bytes_per_s", "B/s"),
+            V.non_negative(latency_s, "latency_s", "s"))
+
+
+def p2p_time(message_bytes: Any, link_bytes_per_s: Any, latency_s: Any) -> Any:
+    """Time to send ``message_bytes`` from one device to another [s].
+
+    Parameters
+    ----------
+    message_bytes : float or array_like
+        [B], >= 0.
+    link_bytes_per_s : float or array_like
+        Per-direction link bandwidth [B/s], > 0.
+    latency_s : float or array_like
+        Latency floor of one message [s], >= 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\\alpha + M/\\beta` [s] (0 for an empty message).
+
+    References
+    ----------
+    .. [1] R. Thakur et al., IJHPCA 19(1), 2005.
+
+    Examples
+    --------
+    >>> round(p2p_time(1e6, 50e9, 2e-6) * 1e6, 3)   # 1 MB over a 400 Gb/s NIC, 2 us: 22 us
+    22.0
+    """
+    m = _msg(message_bytes)
+    bw, lat = _link(link_bytes_per_s, latency_s)
+    return V.scalar_or_array(np.where(m > 0, lat + m / bw, 0.0))
+
+
+def allreduce_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any, latency_s: Any,
+                   algorithm: Algorithm = "ring") -> Any:
+    """Time of an all-reduce of ``message_bytes`` over ``n_devices`` on one kind of link [s].
+
+    Parameters
+    ----------
+    message_bytes : float or array_like
+        Size of the tensor each device holds and ends with [B].
+    n_devices : int or array_like
+        Devices in the group, >= 1 (1 costs nothing).
+    link_bytes_per_s : float or array_like
+        Per-direction bandwidth of each device's link [B/s].
+    latency_s : float or array_like
+        Per-hop latency [s].
+    algorithm : {"ring", "tree", "one_shot", "two_shot", "auto"}
+        See the module notes; ``"auto"`` is the fastest of the four.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] P. Patarasuk, X. Yuan, JPDC 69(2), 2009 (ring is bandwidth-optimal).
+    .. [2] P. Sanders, J. Speck, J. L. Träff, Parallel Computing 35(12), 2009 (trees).
+
+    Examples
+    --------
+    >>> # Ring, 8 devices, 1 MB, 450 GB/s per direction, 1 us: 14 us + 2*(7/8)*1e6/450e9
+    >>> round(allreduce_time(1e6, 8, 450e9, 1e-6) * 1e6, 3)
+    17.889
+    """
+    m = _msg(message_bytes)
+    n = _n(n_devices)
+    bw, lat = _link(link_bytes_per_s, latency_s)
+    return V.scalar_or_array(_allreduce(m, n, bw, lat, algorithm))
+
+
+def _allreduce(m: Any, n: Any, bw: Any, lat: Any, algorithm: str) -> Any:
+    if algorithm not in ALGORITHMS + ("auto",):
+        raise TokenomicsError(f"unknown all-reduce algorithm {algorithm!r}; expected one of "
+                              f"{', '.join(ALGORITHMS + ('auto',))}")
+    n = np.asarray(n, float)
+    if algorithm == "auto":
+        t = np.minimum.reduce([_allreduce(m, n, bw, lat, a) for a in ALGORITHMS])
+    elif algorithm == "ring":
+        t = 2 * (n - 1) * lat + 2 * (n - 1) / n * m / bw
+    elif algorithm == "tree":
+        t = 2 * np.ceil(np.log2(np.maximum(n, 1))) * lat + 2 * m / bw
+    elif algorithm == "one_shot":
+        t = lat + (n - 1) * m / bw
+    else:  # two_shot
+        t = 2 * lat + 2 * (n - 1) / n * m / bw
+    return np.where((n > 1) & (np.asarray(m) > 0), t, 0.0)
+
+
+def allgather_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any,
+                   latency_s: Any) -> Any:
+    """Time of a ring all-gather that leaves every device with ``message_bytes`` [s].
+
+    Each device starts with ``message_bytes / n`` and receives the other ``n - 1`` shards:
+    :math:`(n-1)\\alpha + \\frac{n-1}{n} M / \\beta`.
+
+    Parameters
+    ----------
+    message_bytes : float or array_like
+        Gathered (output) size per device [B].
+    n_devices : int or array_like
+    link_bytes_per_s, latency_s : float or array_like
+        Per-direction bandwidth [B/s] and per-hop latency [s].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] R. Thakur et al., IJHPCA 19(1), 2005.
+
+    Examples
+    --------
+    >>> round(allgather_time(8e6, 8, 450e9, 1e-6) * 1e6, 3)   # 7 us + (7/8)*8e6/450e9
+    22.556
+    """
+    m = _msg(message_bytes)
+    n = _n(n_devices)
+    bw, lat = _link(link_bytes_per_s, latency_s)
+    return V.scalar_or_array(_gather(m, n, bw, lat))
+
+
+def reduce_scatter_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any,
+                        latency_s: Any) -> Any:
+    """Time of a ring reduce-scatter of a ``message_bytes`` tensor [s].
+
+    Each device ends with the reduced ``1/n`` shard; cost as :func:`allgather_time`.
+
+    Parameters
+    ----------
+    message_bytes : float or array_like
+        Input size per device [B].
+    n_devices : int or array_like
+    link_bytes_per_s, latency_s : float or array_like
+
+    Returns
+    -------
+    float or numpy.ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] R. Thakur et al., IJHPCA 19(1), 2005.
+    """
+    return allgather_time(message_bytes, n_devices, link_bytes_per_s, latency_s)
+
+
+def _gather(m: Any, n: Any, bw: Any, lat: Any) -> Any:
+    n = np.asarray(n, float)
+    t = (n - 1) * lat + (n - 1) / n * m / bw
+    return np.where((n > 1) & (np.asarray(m) > 0), t, 0.0)
+
+
+def alltoall_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any,
+                  latency_s: Any) -> Any:
+    """Time of an all-to-all over a switched fabric [s].
+
+    Each device holds ``message_bytes`` spread evenly over the ``n`` destinations (itself
+    included) and sends the ``(n-1)/n`` share bound elsewhere, all pairs concurrently:
+    :math:`\\alpha + \\frac{n-1}{n} M / \\beta`. MoE dispatch and combine are one each.
+
+    Parameters
+    ----------
+    message_bytes : float or array_like
+        Bytes one device holds for all destinations [B].
+    n_devices : int or array_like
+    link_bytes_per_s, latency_s : float or array_like
+
+    Returns
+    -------
+    float or numpy.ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, 2024, §3.2.2
+       (dispatch/combine over NVLink and InfiniBand).
+
+    Examples
+    --------
+    >>> round(alltoall_time(7e6, 8, 50e9, 2e-6) * 1e6, 1)   # 2 us + (7/8) * 7e6 / 50e9
+    124.5
+    """
+    m = _msg(message_bytes)
+    n = _n(n_devices)
+    bw, lat = _link(link_bytes_per_s, latency_s)
+    return V.scalar_or_array(_a2a(m, n, bw, lat))
+
+
+def _a2a(m: Any, n: Any, bw: Any, lat: Any) -> Any:
+    n = np.asarray(n, float)
+    t = lat + (n - 1) / n * m / bw
+    return np.where((n > 1) & (np.asarray(m) > 0), t, 0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Topology: which link a group's traffic crosses
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Topology:
+    """Links of one device, as the collectives see them.
+
+    Attributes
+    ----------
+    domain_size : int
+        Devices in one scale-up domain.
+    up_bytes_per_s, up_latency_s : float or None
+        Scale-up link, per direction [B/s], per hop [s]. None when the device has none.
+    out_bytes_per_s, out_latency_s : float or None
+        Scale-out NIC, per direction [B/s], per hop [s].
+    """
+
+    domain_size: int
+    up_bytes_per_s: float | None
+    up_latency_s: float
+    out_bytes_per_s: float | None
+    out_latency_s: float
+
+    def check(self, group: int, what: str, hw_id: str) -> None:
+        """Raise a clear error if ``group`` devices cannot talk over the published links."""
+        if group <= 1:
+            return
+        if group <= self.domain_size and self.up_bytes_per_s is None:
+            raise TokenomicsError(
+                f"{what} spans {group} devices but {hw_id} has no published scale-up "
+                "bandwidth; give one with hardware.with_(scale_up_bw_bytes_per_s=...)")
+        if group > self.domain_size and self.out_bytes_per_s is None:
+            raise TokenomicsError(
+                f"{what} spans {group} devices, more than {hw_id}'s scale-up domain of "
+                f"{self.domain_size}, and no scale-out bandwidth is published; give one with "
+                "hardware.with_(scale_out_bw_bytes_per_s=...) or shrink the group")
+        if group > self.domain_size and group % self.domain_size:
+            raise TokenomicsError(
+                f"{what} spans {group} devices, which is not a multiple of {hw_id}'s "
+                f"scale-up domain of {self.domain_size}")
+
+
+def topology(hw: Hardware, link_efficiency: float = 1.0, *,
+             scale_up_latency_s: float | None = None,
+             scale_out_latency_s: float | None = None) -> Topology:
+    """The links a device's collectives use, from its catalog entry.
+
+    Parameters
+    ----------
+    hw : Hardware
+    link_efficiency : float
+        Achieved fraction of each link's bandwidth, (0, 1].
+    scale_up_latency_s, scale_out_latency_s : float, optional
+        Per-hop latency overrides [s]. Default: the catalog's figure, else
+        :data:`DEFAULT_SCALE_UP_LATENCY_S` / :data:`DEFAULT_SCALE_OUT_LATENCY_S` (NCCL's
+        tuning model).
+
+    Returns
+    -------
+    Topology
+        A device without a published domain size is its own domain of 1 when it has no
+        scale-up link, else its domain size must be given (``hw.with_(scale_up_domain_size=)``).
+    """
+    if not (0 < link_efficiency <= 1):
+        raise TokenomicsError(f"link_efficiency must be in (0, 1], got {link_efficiency!r}")
+    up = hw.scale_up_bw_bytes_per_s
+    dom = hw.scale_up_domain_size
+    if dom is None:
+        dom = 1 if up is None else 0  # 0: unknown, resolved by check_layout
+    up_lat = scale_up_latency_s if scale_up_latency_s is not None else (
+        hw.scale_up_latency_s if hw.scale_up_latency_s is not None else DEFAULT_SCALE_UP_LATENCY_S)
+    out_lat = scale_out_latency_s if scale_out_latency_s is not None else (
+        hw.scale_out_latency_s if hw.scale_out_latency_s is not None
+        else DEFAULT_SCALE_OUT_LATENCY_S)
+    out = hw.scale_out_bw_bytes_per_s
+    return Topology(
+        domain_size=int(dom),
+        up_bytes_per_s=None if up is None else up * link_efficiency,
+        up_latency_s=float(up_lat),
+        out_bytes_per_s=None if out is None else out * link_efficiency,
+        out_latency_s=float(out_lat),
+    )
+
+
+def _split(topo: Topology, group: int) -> tuple[int, int]:
+    """Devices per domain and domains spanned by a group placed domain-aligned."""
+    dom = max(topo.domain_size, 1)
+    n_in = min(group, dom)
+    return n_in, math.ceil(group / dom)
+
+
+def group_allreduce_time(topo: Topology, message_bytes: Any, group: int,
+                         algorithm: Algorithm = "auto") -> Any:
+    """All-reduce over a group of devices, hierarchical when it spans domains [s].
+
+    Inside one domain: :func:`allreduce_time` over the scale-up link. Across ``d`` domains:
+    ring reduce-scatter and all-gather inside each domain plus an all-reduce of the
+    ``M / n_in`` shard across domains over the scale-out NICs.
+    """
+    m = np.asarray(message_bytes, float)
+    if group <= 1:
+        return np.zeros_like(m)
+    n_in, d = _split(topo, group)
+    up_t: Any = 0.0
+    if n_in > 1:
+        assert topo.up_bytes_per_s is not None
+        if d == 1:
+            return _allreduce(m, n_in, topo.up_bytes_per_s, topo.up_latency_s, algorithm)
+        up_t = 2 * _gather(m, n_in, topo.up_bytes_per_s, topo.up_latency_s)
+    assert topo.out_bytes_per_s is not None
+    return up_t + _allreduce(m / n_in, d, topo.out_bytes_per_s, topo.out_latency_s, algorithm)
+
+
+def group_allgather_time(topo: Topology, message_bytes: Any, group: int) -> Any:
+    """All-gather (output ``message_bytes`` per device) over a group, hierarchical [s]."""
+    m = np.asarray(message_bytes, float)
+    if group <= 1:
+        return np.zeros_like(m)
+    n_in, d = _split(topo, group)
+    t: Any = 0.0
+    if d > 1:
+        assert topo.out_bytes_per_s is not None
+        t = _gather(m / n_in, d, topo.out_bytes_per_s, topo.out_latency_s)
+    if n_in > 1:
+        assert topo.up_bytes_per_s is not None
+        t = t + _gather(m, n_in, topo.up_bytes_per_s, topo.up_latency_s)
+    return t
+
+
+def group_alltoall_time(topo: Topology, message_bytes: Any, group: int) -> Any:
+    """All-to-all over a group: same-domain share on scale-up, the rest on scale-out [s]."""
+    m = np.asarray(message_bytes, float)
+    if group <= 1:
+        return np.zeros_like(m)
+    n_in, d = _split(topo, group)
+    t_up: Any = 0.0
+    if n_in > 1:
+        assert topo.up_bytes_per_s is not None
+        t_up = topo.up_latency_s + (n_in - 1) / group * m / topo.up_bytes_per_s
+    if d == 1:
+        return np.where(m > 0, t_up, 0.0)
+    assert topo.out_bytes_per_s is not None
+    t_out = topo.out_latency_s + (group - n_in) / group * m / topo.out_bytes_per_s
+    return np.where(m > 0, np.maximum(t_up, t_out), 0.0)
+
+
+def group_p2p_time(topo: Topology, message_bytes: Any, crosses_domain: bool) -> Any:
+    """A point-to-point send between pipeline stages, over the link it crosses [s]."""
+    m = np.asarray(message_bytes, float)
+    if crosses_domain:
+        assert topo.out_bytes_per_s is not None
+        return np.where(m > 0, topo.out_latency_s + m / topo.out_bytes_per_s, 0.0)
+    assert topo.up_bytes_per_s is not None
+    return np.where(m > 0, topo.up_latency_s + m / topo.up_bytes_per_s, 0.0)
+
+
+def pipeline_bubble_fraction(pp: int, microbatches: int) -> float:
+    """Idle fraction of a pipeline of ``pp`` stages fed ``microbatches`` micro-batches.
+
+    Returns
+    -------
+    float
+        :math:`(pp - 1) / (m + pp - 1)` (GPipe); 0 for one stage.
+
+    References
+    ----------
+    .. [1] Y. Huang et al., "GPipe", NeurIPS 2019, arXiv:1811.06965.
+
+    Examples
+    --------
+    >>> pipeline_bubble_fraction(4, 4)
+    0.42857142857142855
+    """
+    if pp < 1 or microbatches < 1:
+        raise TokenomicsError(f"pp and microbatches must be >= 1, got {pp}, {microbatches}")
+    return (pp - 1) / (microbatches + pp - 1)
+
+
+# --------------------------------------------------------------------------------------------
+# The collectives of one forward step of a deployment
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CommCost:
+    """One kind of collective in a step, on one device.
+
+    Attributes
+    ----------
+    name : str
+    calls : int
+        Collectives of this kind per step (e.g. one per layer).
+    message_bytes : array
+        Message size of one call [B].
+    group : int
+        Devices taking part.
+    time_s : array
+        Time of all ``calls`` [s], software overhead per call included.
+    """
+
+    name: str
+    calls: int
+    message_bytes: Any
+    group: int
+    time_s: Any
+
+
+def _crossing_boundaries(tp: int, pp: int, domain: int) -> bool:
+    """Whether any pipeline-stage boundary pairs devices in different scale-up domains."""
+    dom = max(domain, 1)
+    for s in range(1, pp):
+        for j in range(tp):
+            if ((s - 1) * tp + j) // dom != (s * tp + j) // dom:
+                return True
+    return False
+
+
+def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
+              phase: str = "decode") -> list[CommCost]:
+    """Collectives of one step of ``dep`` on one device, by kind.
+
+    Parameters
+    ----------
+    dep : Deployment
+    batch : array_like
+        Sequences in the step (a pipeline micro-batch in decode).
+    new_tokens : array_like
+        New tokens per sequence.
+    logits_tokens : array_like
+        Tokens per sequence whose logits are gathered.
+    phase : {"decode", "prefill"}
+        Decode runs ``pp`` micro-batches per cycle (each device sends ``pp`` activations to
+        the next stage); prefill passes one batch through the stages (``pp - 1`` sends on its
+        path).
+
+    Returns
+    -------
+    list of CommCost
+        ``tp_attention_allreduce`` (one per layer, attention TP > 1), ``tp_ffn_allreduce`` (one
+        per dense layer, and per MoE layer when ``ep == 1``), ``ep_dispatch`` and
+        ``ep_combine`` all-to-alls (one each per MoE layer, ``ep > 1``),
+        ``ep_allgather`` (tokens back to every attention-TP rank), ``lm_head_allgather``
+        (vocabulary-parallel logits), ``pp_send`` (stage to stage).
+
+    Notes
+    -----
+    Activations travel in the activation format. Per layer, tensor parallelism needs two
+    all-reduces of the step's hidden states (:math:`N h b` bytes for :math:`N` tokens): after
+    attention and after the FFN (Megatron-LM). Expert parallelism sends each token's hidden
+    state to its :math:`k` experts and back: per device :math:`(N/tp) k h b` bytes each way.
+
+    References
+    ----------
+    .. [1] M. Shoeybi et al., "Megatron-LM", arXiv:1909.08053, 2019 (two all-reduces per
+       layer).
+    .. [2] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, 2024 (dispatch and
+       combine; attention data parallelism in decode).
+    """
+    m = dep.model
+    eff = dep.efficiency
+    topo = topology(dep.hardware, eff.link_efficiency)
+    h = m.hidden_size
+    from tokenomics.core.dtypes import bytes_per_element
+
+    act = bytes_per_element(dep.act_dtype)
+    N = np.asarray(batch, float) * np.asarray(new_tokens, float)
+    NL = np.asarray(batch, float) * np.asarray(logits_tokens, float)
+    atp, tp, dp = dep.attention_tp, dep.tp, dep.dp_attention
+    L, Lm = m.num_layers, m.num_moe_layers
+    alg = dep.allreduce_algorithm
+    out: list[CommCost] = []
+
+    def add(name: str, calls: int, msg: Any, group: int, fn: Any) -> None:
+        if calls <= 0 or group <= 1:
+            return
+        t = fn(topo, msg, group) if fn is not group_allreduce_time else fn(topo, msg, group,
+                                                                             alg)
+        t = calls * (np.asarray(t) + eff.collective_overhead_s)
+        out.append(CommCost(name, calls, msg, group, t))
+
+    add("tp_attention_allreduce", L, N / dp * h * act, atp, group_allreduce_time)
+    ffn_layers = m.num_dense_layers + (Lm if dep.ep == 1 else 0)
+    add("tp_ffn_allreduce", ffn_layers, N * h * act, tp, group_allreduce_time)
+    if dep.ep > 1 and m.moe is not None:
+        msg = N / tp * m.moe.top_k * h * act
+        add("ep_dispatch", Lm, msg, dep.ep, group_alltoall_time)
+        add("ep_combine", Lm, msg, dep.ep, group_alltoall_time)
+        add("ep_allgather", Lm, N / dp * h * act, atp, group_allgather_time)
+    add("lm_head_allgather", 1, NL / dp * m.vocab_size * act, atp, group_allgather_time)
+    if dep.pp > 1:
+        crosses = _crossing_boundaries(tp, dep.pp, topo.domain_size)
+        sends = dep.pp if phase == "decode" else dep.pp - 1
+        msg = N * h * act / tp
+        t = sends * (np.asarray(group_p2p_time(topo, msg, crosses)) + eff.collective_overhead_s)
+        out.append(CommCost("pp_send", sends, msg, 2, t))
+    return out

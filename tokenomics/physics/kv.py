@@ -1,0 +1,158 @@
+"""KV-cache bytes: per token, per layer, and for a context (windows and chunks honoured).
+
+Notes
+-----
+Bytes stored per token per layer, with :math:`b` the KV format's effective bytes per element:
+
+* MHA/GQA/MQA: :math:`n_{kv} (d_k + d_v) b` (i.e. :math:`2 n_{kv} d b` when
+  :math:`d_k = d_v = d`);
+* MLA: :math:`(r_{kv} + d_{rope}) b`: the compressed latent plus the decoupled RoPE key,
+  shared by all heads (DeepSeek-V2 §2.1).
+
+A layer with a sliding window of :math:`W` tokens holds :math:`\\min(C, W)` tokens of a
+:math:`C`-token context; a chunked-attention layer (Llama 4) needs at most its chunk,
+:math:`\\min(C, W)`. Full-attention layers hold all :math:`C`.
+
+References
+----------
+.. [1] DeepSeek-AI, "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts
+   Language Model", arXiv:2405.04434, 2024.
+.. [2] W. Kwon et al., "Efficient Memory Management for Large Language Model Serving with
+   PagedAttention", SOSP 2023, arXiv:2309.06180 (OPT-13B: ~800 KB per token).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tokenomics.core import checks as V
+from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.data.specs import Model
+
+
+def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
+    """KV bytes one token stores in one layer [B/token/layer].
+
+    Parameters
+    ----------
+    model : Model
+    kv_dtype : str
+
+    Returns
+    -------
+    float
+        :math:`n_{kv}(d_k + d_v) b` (standard) or :math:`(r_{kv} + d_{rope}) b` (MLA) [B].
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434, 2024 (MLA latent cache).
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> kv_bytes_per_token_per_layer(model("llama-3.1-70b"))  # 2 * 8 * 128 * 2
+    4096.0
+    """
+    a = model.attention
+    b = bytes_per_element(kv_dtype)
+    if a.kind == "MLA":
+        return float((a.kv_lora_rank + a.qk_rope_head_dim) * b)
+    return float(a.num_kv_heads * (a.head_dim + a.v_head_dim) * b)
+
+
+def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:
+    """KV bytes per token over all layers, every layer at full attention [B/token].
+
+    This is the figure usually quoted ("320 KB per token"); windows are ignored here and
+    honoured by :func:`kv_cache_bytes`.
+
+    Parameters
+    ----------
+    model : Model
+    kv_dtype : str
+        KV-cache format (``"bf16"``, ``"fp8"``, ``"int8"``...).
+
+    Returns
+    -------
+    float
+        [B/token]
+
+    References
+    ----------
+    .. [1] J. Austin et al., "How to Scale Your Model", 2025, "All About Transformer Inference".
+    .. [2] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434, 2024 (MLA latent cache).
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> kv_bytes_per_token(model("llama-3.1-70b"))  # 2*80*8*128*2 (S10)
+    327680.0
+    >>> kv_bytes_per_token(model("deepseek-v3"))    # (512+64)*61*2, MLA latent
+    70272.0
+    """
+    return kv_bytes_per_token_per_layer(model, kv_dtype) * model.num_layers
+
+
+def kv_tokens_held(model: Model, context_tokens: Any) -> list[tuple[int, Any]]:
+    """Tokens each layer group keeps for a context: ``[(layer_count, tokens), ...]``.
+
+    Full layers keep ``C``; sliding and chunked layers keep ``min(C, W)``.
+    """
+    c = np.asarray(context_tokens, dtype=float)
+    return [(n, np.minimum(c, w)) for _kind, w, n in model.window_groups()]
+
+
+def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
+                   kv_dtype: str = "bf16", allow_beyond_max_context: bool = False) -> Any:
+    """KV-cache bytes for ``batch`` sequences of ``context_tokens`` each [B].
+
+    Parameters
+    ----------
+    model : Model
+    context_tokens : int or array_like
+        Tokens per sequence [token], >= 0.
+    batch : int or array_like
+        Sequences, >= 1.
+    kv_dtype : str
+    allow_beyond_max_context : bool
+        Permit contexts longer than the model's maximum.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        [B], broadcast over ``context_tokens`` and ``batch``.
+
+    Notes
+    -----
+    :math:`\\text{bytes} = B \\sum_\\ell s_\\ell \\min(C, W_\\ell)` with :math:`s_\\ell` from
+    :func:`kv_bytes_per_token_per_layer` and :math:`W_\\ell = \\infty` for full layers.
+
+    References
+    ----------
+    .. [1] I. Beltagy, M. Peters, A. Cohan, "Longformer", arXiv:2004.05150, 2020 (sliding windows).
+    .. [2] Meta, Llama 4 reference code, models/llama4/model.py (attention_chunk_size).
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> kv_cache_bytes(model("llama-3.1-70b"), 131072) / 2**30   # S11: 40 GiB
+    40.0
+    """
+    c = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
+    b = V.counts(batch, "batch", minimum=1)
+    V.context_within(model, c, allow_beyond_max_context)
+    per_layer = kv_bytes_per_token_per_layer(model, kv_dtype)
+    held = sum(n * t for n, t in kv_tokens_held(model, c))
+    return V.scalar_or_array(b * per_layer * held)
+
+
+def kv_context_crossover_tokens(model: Model, weight_bytes_total: float,
+                                kv_dtype: str = "bf16") -> float:
+    """Context at which one sequence's KV equals the weights, full attention [token].
+
+    ``weight_bytes_total / kv_bytes_per_token`` (S13: ~431,000 tokens for Llama 3.1 70B at
+    BF16).
+    """
+    return float(weight_bytes_total / kv_bytes_per_token(model, kv_dtype))

@@ -1,0 +1,434 @@
+"""Weight bytes, the per-device memory budget, maximum batch and minimum device count.
+
+Notes
+-----
+Per device, for a replica of :math:`n = tp \\cdot pp` devices:
+
+.. math::
+   M = \\frac{W + r\\,K(B, C) + A}{n} + R \\le f \\cdot \\mathrm{capacity}
+
+with :math:`W` the weight bytes, :math:`K` the KV bytes of :math:`B` sequences of
+:math:`C` tokens (windows honoured), :math:`r` the KV replication under tensor parallelism
+(:attr:`tokenomics.Deployment.kv_replication`), :math:`A` the activation workspace,
+:math:`R` the runtime reserve and :math:`f` the usable fraction. Every term is reported.
+
+References
+----------
+.. [1] W. Kwon et al., "Efficient Memory Management for Large Language Model Serving with
+   PagedAttention", SOSP 2023 (vLLM; ``gpu_memory_utilization`` default 0.9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core import checks as V
+from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.core.dtypes import dtype as _dtype
+from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.data.specs import Deployment, Hardware, Model
+from tokenomics.physics.kv import kv_bytes_per_token_per_layer, kv_tokens_held
+from tokenomics.physics.params import param_breakdown
+
+
+def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public name
+                 expert_dtype: str | None = None, embedding_dtype: str | None = None) -> float:
+    """Bytes of the model's weights [B].
+
+    Parameters
+    ----------
+    model : Model
+    dtype : str, optional
+        Format of the weights other than the embedding and LM head; default the model's
+        released format.
+    expert_dtype : str, optional
+        Format of routed-expert weights; default the model's (gpt-oss: MXFP4) when ``dtype``
+        is not given, else ``dtype``.
+    embedding_dtype : str, optional
+        Format of the token embedding and LM head; default their released format
+        (``model.embedding_dtype``, else ``model.weight_dtype``) whatever ``dtype`` is, as
+        weight quantization leaves them unconverted (see :class:`~tokenomics.Deployment`).
+
+    Returns
+    -------
+    float
+        :math:`\\sum_c N_c b_c` over components [B] (block scales included).
+
+    References
+    ----------
+    .. [1] Open Compute Project, "OCP Microscaling Formats (MX) v1.0", 2023 (block-scale bits).
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> round(weight_bytes(model("llama-3.1-70b"), "bf16") / 1e9, 1)   # S12: ~141 GB
+    141.1
+    >>> round(weight_bytes(model("llama-3.1-70b"), "fp8") / 1e9, 1)    # embedding, head BF16
+    72.7
+    """
+    wd = _dtype(dtype).name if dtype is not None else model.weight_dtype
+    if expert_dtype is None:
+        expert_dtype = model.expert_dtype if (dtype is None and model.expert_dtype) else wd
+    if embedding_dtype is None:
+        embedding_dtype = model.embedding_dtype or model.weight_dtype
+    b = param_breakdown(model)
+    routed = b.pop("routed_experts")
+    table = b.pop("embedding") + b.pop("lm_head")
+    return float(sum(b.values()) * bytes_per_element(wd) + routed * bytes_per_element(expert_dtype)
+                 + table * bytes_per_element(embedding_dtype))
+
+
+def weight_bytes_per_device(dep: Deployment) -> float:
+    r"""Weight bytes one device of the replica holds [B].
+
+    Notes
+    -----
+    Everything is split evenly over the ``tp * pp`` devices, except that attention data
+    parallelism (``dp_attention``) keeps one copy of the attention projections, norms,
+    embedding and LM head per attention group (the embedding and LM head at
+    ``dep.embedding_dtype``, routed experts at ``dep.expert_dtype``, the rest at
+    ``dep.weight_dtype``):
+
+    .. math:: W_\mathrm{dev} = \frac{d_{attn} W_{attn} + W_{rest}}{tp \cdot pp}
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    >>> round(weight_bytes_per_device(d) / 1e9, 2)    # 141.1 GB / 4
+    35.28
+    """
+    m = dep.model
+    b = param_breakdown(m)
+    w = bytes_per_element(dep.weight_dtype)
+    attn_like = ((b["attention"] + b["norms"]) * w
+                 + (b["embedding"] + b["lm_head"]) * bytes_per_element(dep.embedding_dtype))
+    rest = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w + \
+        b["routed_experts"] * bytes_per_element(dep.expert_dtype)
+    return float((attn_like * dep.dp_attention + rest) / dep.n_devices)
+
+
+def activation_workspace_bytes_per_token(dep: Deployment) -> float:
+    """Estimated peak live activation bytes per token in a step, per device [B/token].
+
+    Notes
+    -----
+    An estimate, not a measurement: the residual stream and a few hidden-size buffers
+    (:math:`4h`) plus the widest intermediate of the step (QKV output, the gated FFN's
+    :math:`2I`, or :math:`2 k I_e` for routed experts) split over ``tp``, at the activation
+    format. Logits are per sequence, not per token: see
+    :func:`logits_workspace_bytes_per_sequence`. Pass ``workspace_bytes`` to a
+    :class:`~tokenomics.Deployment` to use a measured figure instead.
+    """
+    m = dep.model
+    a = m.attention
+    act = bytes_per_element(dep.act_dtype)
+    widest = max(a.num_q_heads * a.head_dim + 2 * a.num_kv_heads * a.head_dim,
+                 2 * m.intermediate_size,
+                 2 * m.moe.top_k * m.moe.expert_intermediate_size if m.moe else 0)
+    return float((4 * m.hidden_size + widest / dep.tp) * act)
+
+
+def logits_workspace_bytes_per_sequence(dep: Deployment) -> float:
+    """FP32 logits of one sequence's sampled token, per device: :math:`4 V / tp` [B].
+
+    A step computes logits for one token per sequence (the last prompt token in prefill, the
+    new token in decode), so this term scales with the batch, not with the prompt length.
+    """
+    return 4.0 * dep.model.vocab_size / dep.tp
+
+
+@dataclass(frozen=True)
+class MemoryFit:
+    """Memory budget of one device. All byte fields are per device [B].
+
+    Attributes
+    ----------
+    weights_bytes, kv_bytes, workspace_bytes, runtime_reserve_bytes : array
+        The terms.
+    total_bytes : array
+        Their sum.
+    capacity_bytes : float
+        Device memory.
+    usable_bytes : float
+        ``capacity_bytes * usable_memory_fraction``.
+    free_bytes : array
+        ``usable_bytes - total_bytes`` (negative when it does not fit).
+    fits : array of bool
+    """
+
+    weights_bytes: Any
+    kv_bytes: Any
+    workspace_bytes: Any
+    runtime_reserve_bytes: float
+    total_bytes: Any
+    capacity_bytes: float
+    usable_bytes: float
+    free_bytes: Any
+    fits: Any
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per point, unit-suffixed columns."""
+        cols = {f.name: np.ravel(np.broadcast_to(getattr(self, f.name),
+                                                 np.shape(self.total_bytes)))
+                for f in fields(self)}
+        return pd.DataFrame(cols)
+
+
+def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
+               tokens_per_step: Any | None = None) -> MemoryFit:
+    """Per-device memory budget for ``batch`` sequences of ``context_tokens`` each.
+
+    Parameters
+    ----------
+    dep : Deployment
+    batch : int or array_like
+        Concurrent sequences on the replica, >= 1.
+    context_tokens : int or array_like
+        Tokens per sequence held in the KV cache [token].
+    tokens_per_step : int or array_like, optional
+        Tokens in the largest step, for the workspace estimate; default ``batch`` (decode).
+
+    Returns
+    -------
+    MemoryFit
+
+    References
+    ----------
+    .. [1] W. Kwon et al., "Efficient Memory Management for Large Language Model Serving with
+           PagedAttention", SOSP 2023, arXiv:2309.06180.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8", kv_dtype="fp8",
+    ...                   usable_memory_fraction=1.0, workspace_bytes=0)
+    >>> bool(memory_fit(d, 32, 8192).fits)
+    True
+    """
+    b = V.counts(batch, "batch")
+    c = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
+    V.context_within(dep.model, c, dep.allow_beyond_max_context)
+    w = weight_bytes_per_device(dep)
+    kv = kv_per_sequence_bytes(dep, c) * b
+    if dep.workspace_bytes is not None:
+        ws = np.full(np.broadcast(b, c).shape, float(dep.workspace_bytes))
+    else:
+        tps = b if tokens_per_step is None else V.counts(tokens_per_step, "tokens_per_step")
+        ws = (tps * activation_workspace_bytes_per_token(dep)
+              + b * logits_workspace_bytes_per_sequence(dep)) / dep.pp + 0 * c
+    total = w + kv + ws + dep.runtime_reserve_bytes
+    cap = dep.hardware.mem_capacity_bytes
+    usable = cap * dep.usable_memory_fraction
+    free = usable - total
+    return MemoryFit(
+        weights_bytes=V.scalar_or_array(np.full(np.shape(total), w)),
+        kv_bytes=V.scalar_or_array(kv), workspace_bytes=V.scalar_or_array(ws),
+        runtime_reserve_bytes=float(dep.runtime_reserve_bytes),
+        total_bytes=V.scalar_or_array(total), capacity_bytes=cap, usable_bytes=usable,
+        free_bytes=V.scalar_or_array(free), fits=V.scalar_or_array(free >= 0)
+        if np.ndim(free) else bool(free >= 0),
+    )
+
+
+def kv_per_sequence_bytes(dep: Deployment, context_tokens: Any) -> Any:
+    """KV bytes one sequence occupies on one device of the replica [B].
+
+    ``kv_cache_bytes(model, C) * kv_replication / n_devices``.
+    """
+    c = np.asarray(context_tokens, float)
+    per_layer = kv_bytes_per_token_per_layer(dep.model, dep.kv_dtype)
+    held = sum(cnt * t for cnt, t in kv_tokens_held(dep.model, c))
+    return per_layer * held * dep.kv_replication / dep.n_devices
+
+
+def max_batch(dep: Deployment, context_tokens: Any) -> Any:
+    """Largest number of sequences of ``context_tokens`` that fit the replica's memory.
+
+    Parameters
+    ----------
+    dep : Deployment
+    context_tokens : int or array_like
+        Tokens per sequence [token], >= 1.
+
+    Returns
+    -------
+    int or numpy.ndarray of int
+        >= 0; 0 when not even one sequence fits beside the weights (never negative).
+
+    Notes
+    -----
+    Solves the budget of :func:`memory_fit` for B with the workspace linear in the decode
+    batch: :math:`B = \\lfloor (f\\,\\mathrm{cap} - W/n - R - A_0) / (k_{seq} + a_{tok})
+    \\rfloor`.
+
+    References
+    ----------
+    .. [1] W. Kwon et al., PagedAttention, SOSP 2023, arXiv:2309.06180.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=2, usable_memory_fraction=1.0,
+    ...                   workspace_bytes=0)
+    >>> int(max_batch(d, 131072))  # (160e9 - 141.1e9) / 42.95e9
+    0
+    """
+    c = V.counts(context_tokens, "context_tokens", unit="token")
+    V.context_within(dep.model, c, dep.allow_beyond_max_context)
+    room = (dep.hardware.mem_capacity_bytes * dep.usable_memory_fraction
+            - weight_bytes_per_device(dep) - dep.runtime_reserve_bytes)
+    if dep.workspace_bytes is not None:
+        room = room - dep.workspace_bytes
+        per_seq = kv_per_sequence_bytes(dep, c)
+    else:
+        per_seq = kv_per_sequence_bytes(dep, c) + (
+            activation_workspace_bytes_per_token(dep)
+            + logits_workspace_bytes_per_sequence(dep)) / dep.pp
+    b = np.floor(np.maximum(room, 0.0) / per_seq)
+    b = b.astype(np.int64)
+    return int(b) if np.ndim(b) == 0 else b
+
+
+def devices_needed(model: Model, hardware: Hardware, batch: Any, context_tokens: Any,
+                   weight_dtype: str | None = None, kv_dtype: str = "bf16",
+                   usable_memory_fraction: float = 0.9, runtime_reserve_bytes: float = 0.0,
+                   workspace_bytes: float = 0.0,
+                   allow_beyond_max_context: bool = False) -> Any:
+    """Fractional number of devices whose pooled memory holds weights and KV.
+
+    Parameters
+    ----------
+    model : Model
+    hardware : Hardware
+    batch : int or array_like
+        Concurrent sequences, >= 1.
+    context_tokens : int or array_like
+        Tokens per sequence [token].
+    weight_dtype, kv_dtype : str
+    usable_memory_fraction : float
+        (0, 1].
+    runtime_reserve_bytes, workspace_bytes : float
+        Per device [B].
+    allow_beyond_max_context : bool
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`(W + B\\,K(C)) / (f\\,\\mathrm{cap} - R - A)` [devices], KV sharded without
+        replication (e.g. tensor parallel up to the KV-head count, pipeline beyond).
+
+    References
+    ----------
+    .. [1] Seed digest S15 (source material) and its reconciliation in docs/physics.md.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> round(devices_needed(tk.model("llama-3.1-405b"), tk.hardware("h100-sxm"), 32, 131072,
+    ...       usable_memory_fraction=1.0), 1)   # S15, corrected
+    37.2
+    """
+    from tokenomics.physics.kv import kv_cache_bytes
+
+    if not (0 < usable_memory_fraction <= 1):
+        raise TokenomicsError(
+            f"usable_memory_fraction must be in (0, 1], got {usable_memory_fraction!r}")
+    wd = _dtype(weight_dtype).name if weight_dtype else None
+    w = weight_bytes(model, wd)
+    kv = np.asarray(kv_cache_bytes(model, context_tokens, batch, kv_dtype,
+                                   allow_beyond_max_context))
+    per_dev = hardware.mem_capacity_bytes * usable_memory_fraction - runtime_reserve_bytes \
+        - workspace_bytes
+    if per_dev <= 0:
+        raise DoesNotFitError(
+            f"{hardware.id}: runtime reserve and workspace ({runtime_reserve_bytes + workspace_bytes:.4g}"
+            f" B) leave no usable memory of {hardware.mem_capacity_bytes:.4g} B")
+    return V.scalar_or_array((w + kv) / per_dev)
+
+
+def min_devices(model: Model, hardware: Hardware, batch: Any = 1, context_tokens: Any = None,
+                weight_dtype: str | None = None, kv_dtype: str = "bf16",
+                usable_memory_fraction: float = 0.9, runtime_reserve_bytes: float = 0.0,
+                workspace_bytes: float = 0.0, multiple_of: int = 1,
+                allow_beyond_max_context: bool = False) -> Any:
+    """Smallest device count whose memory holds the weights and ``batch`` KV caches.
+
+    Parameters
+    ----------
+    model : Model
+    hardware : Hardware
+    batch : int or array_like
+        Concurrent sequences, >= 1.
+    context_tokens : int or array_like, optional
+        Tokens per sequence; default the model's maximum context.
+    weight_dtype, kv_dtype : str
+    usable_memory_fraction : float
+        Fraction of each device's memory available, (0, 1]; default 0.9.
+    runtime_reserve_bytes, workspace_bytes : float
+        Per device [B].
+    multiple_of : int
+        Round up to a multiple (8 for whole 8-GPU servers).
+    allow_beyond_max_context : bool
+
+    Returns
+    -------
+    int or numpy.ndarray of int
+        :math:`\\lceil n / m \\rceil m` with ``n`` from :func:`devices_needed`.
+
+    References
+    ----------
+    .. [1] Seed digest S15 (source material) and its reconciliation in docs/physics.md.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> min_devices(tk.model("llama-3.1-405b"), tk.hardware("h100-sxm"), 32, 131072,
+    ...             usable_memory_fraction=1.0, multiple_of=8)   # S15: 38 -> 40
+    40
+    """
+    if not isinstance(multiple_of, (int, np.integer)) or multiple_of < 1:
+        raise TokenomicsError(f"multiple_of must be a positive integer, got {multiple_of!r}")
+    ctx = model.max_context if context_tokens is None else context_tokens
+    need = np.asarray(devices_needed(model, hardware, batch, ctx, weight_dtype, kv_dtype,
+                                     usable_memory_fraction, runtime_reserve_bytes,
+                                     workspace_bytes, allow_beyond_max_context))
+    # Guard against 37.0000000001 from rounding: tolerance far below one device.
+    n = np.ceil(need - 1e-9)
+    n = np.ceil(n / multiple_of) * multiple_of
+    n = np.maximum(n, multiple_of).astype(np.int64)
+    return int(n) if n.ndim == 0 else n
+
+
+def ensure_fits(dep: Deployment, fit: MemoryFit, what: str, **inputs: Any) -> None:
+    """Raise :class:`DoesNotFitError` naming the first point that does not fit.
+
+    ``inputs`` (e.g. ``batch=B, context_tokens=C``) are broadcast with the fit and the
+    offending point's values are quoted.
+    """
+    fits = np.asarray(fit.fits)
+    if fits.all():
+        return
+    shape = np.shape(fit.total_bytes)
+    flat = int(np.flatnonzero(~np.broadcast_to(fits, shape))[0]) if shape else 0
+    total = float(np.ravel(fit.total_bytes)[flat])
+    point = ", ".join(f"{k}={_num(np.ravel(np.broadcast_to(v, shape))[flat])}"
+                      for k, v in inputs.items())
+    w = float(np.ravel(fit.weights_bytes)[0])
+    raise DoesNotFitError(
+        f"{what} at {point} needs {total / 1e9:.4g} GB per device on {dep.hardware.id} "
+        f"(weights {w / 1e9:.4g} GB; usable {fit.usable_bytes / 1e9:.4g} GB of "
+        f"{fit.capacity_bytes / 1e9:.4g} GB) with tp={dep.tp}, pp={dep.pp}; "
+        + ("the weights alone do not fit: add devices or use a smaller weight format"
+           if w + fit.runtime_reserve_bytes > fit.usable_bytes else
+           "lower the batch or context (see tokenomics.max_batch), or add devices")
+        + "; pass on_oom='mark' to compute anyway and get a 'fits' mask")
+
+
+def _num(v: Any) -> Any:
+    v = float(v)
+    return int(v) if v.is_integer() else v

@@ -1,0 +1,267 @@
+"""Per-operator FLOPs and bytes of one forward step: prefill, midfill and decode.
+
+A step processes ``T`` new tokens for each of ``B`` sequences whose KV cache already holds
+``c`` tokens: prefill is ``c = 0, T = prompt``; midfill (new tokens on a cached prefix, as an
+agent step) is ``c > 0, T > 1``; decode is ``T = 1`` at ``c = context``. Every quantity is a
+numpy array broadcast over ``B``, ``T`` and ``c``; nothing loops over configurations.
+
+Operators (summed over the layers they occur in):
+
+=================  ============================================================================
+``embedding``      gather of ``B T`` rows of the token table (the table is not read whole)
+``attn_qkv``       Q, K, V projections (MLA: the down- and up-projections)
+``attn_core``      scores and weighted values against the cache: reads each sequence's own KV
+``attn_out``       output projection
+``ffn_dense``      dense FFN of non-MoE layers
+``moe_router``     router logits
+``moe_shared``     shared experts (always active)
+``moe_experts``    routed experts: FLOPs for ``top_k`` per token, bytes for the *distinct*
+                   experts the step touches, :math:`E (1 - (1 - k/E)^{B T})` per layer
+``lm_head``        logits: all new tokens in decode, the last token of each sequence in prefill
+=================  ============================================================================
+
+Notes
+-----
+Attention pairs (query, key) per layer for new tokens at positions :math:`c+1..c+T` are
+:math:`\\sum_{i=c+1}^{c+T} \\mathrm{span}(i)` with span :math:`i` (full, causal: the half
+square, not the full one), :math:`\\min(i, W)` (sliding window) or
+:math:`((i-1) \\bmod W) + 1` (chunked attention), each in closed form. A pair costs
+:math:`2 n_q (d_k + d_v)` FLOPs (~:math:`4 n_q d` per cached token in decode). MLA is costed
+in whichever form is cheaper: absorbed (attention in the :math:`r_{kv}`-dim latent, as
+decode kernels run it) or expanded (the prefix latent up-projected, as prefill kernels run it).
+
+Norms, rotary embeddings and other element-wise kernels are not counted (a few percent of
+bytes at most); communication is not part of this module.
+
+References
+----------
+.. [1] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023,
+   arXiv:2211.05102.
+.. [2] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434, 2024 (MLA, weight absorption).
+.. [3] W. Fedus, B. Zoph, N. Shazeer, "Switch Transformers", JMLR 2022 (top-k routing); the
+   distinct-expert expectation assumes independent uniform routing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tokenomics.core import checks as V
+from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.specs import Deployment, Model
+from tokenomics.physics.kv import kv_bytes_per_token_per_layer
+from tokenomics.physics.params import attention_params_per_layer, expert_params, ffn_params
+
+OPERATORS = ("embedding", "attn_qkv", "attn_core", "attn_out", "ffn_dense", "moe_router",
+             "moe_shared", "moe_experts", "lm_head")
+
+
+def expected_active_experts(num_experts: int, top_k: int, tokens: Any) -> Any:
+    """Expected number of distinct routed experts that ``tokens`` tokens touch in one layer.
+
+    Parameters
+    ----------
+    num_experts : int
+        Routed experts E.
+    top_k : int
+        Experts per token k (1 <= k <= E).
+    tokens : int or array_like
+        Tokens routed in the step (batch x tokens per sequence), >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`E (1 - (1 - k/E)^n)`: ``top_k`` at one token, rising towards E.
+
+    Notes
+    -----
+    Assumes each token picks k experts uniformly; real routers are less uniform, so fewer
+    distinct experts are touched and this is an upper bound on expert bytes for a batch.
+
+    References
+    ----------
+    .. [1] W. Fedus, B. Zoph, N. Shazeer, "Switch Transformers", JMLR 23, 2022.
+
+    Examples
+    --------
+    >>> expected_active_experts(256, 8, 1)
+    8.0
+    >>> round(expected_active_experts(256, 8, 64), 1)   # 256 (1 - (248/256)^64), DeepSeek-V3
+    222.4
+    """
+    if not (1 <= top_k <= num_experts):
+        raise TokenomicsError(f"top_k must be in [1, num_experts={num_experts}], got {top_k}")
+    n = V.counts(tokens, "tokens")
+    return V.scalar_or_array(_distinct_experts(num_experts, top_k, n))
+
+
+def _distinct_experts(num_experts: int, top_k: int, n: Any) -> Any:
+    """Unvalidated :func:`expected_active_experts` (n may be fractional)."""
+    if top_k >= num_experts:
+        return np.full_like(np.asarray(n, float), float(num_experts))
+    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** np.asarray(n, float))
+
+
+def _span_sum(kind: str, window: float, n: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_{i=1}^{n} \\mathrm{span}(i)` in closed form."""
+    if kind == "full" or not np.isfinite(window):
+        return n * (n + 1.0) / 2.0
+    w = float(window)
+    if kind == "sliding":
+        return np.where(n <= w, n * (n + 1.0) / 2.0, w * (w + 1.0) / 2.0 + (n - w) * w)
+    q = np.floor(n / w)
+    r = n - q * w
+    return q * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0
+
+
+def _kv_read_tokens(kind: str, window: float, c: np.ndarray) -> np.ndarray:
+    """Cached tokens a step's new tokens read in one layer of a group."""
+    if kind == "full" or not np.isfinite(window):
+        return c
+    if kind == "sliding":
+        return np.minimum(c, window)
+    return np.mod(c, window)  # chunked: the current chunk's earlier tokens
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """FLOPs and bytes of one operator for a whole replica (all layers, all devices).
+
+    Attributes
+    ----------
+    name : str
+    flops : numpy.ndarray
+        [FLOP]
+    weight_bytes, kv_bytes, act_bytes : numpy.ndarray
+        Bytes read/written from device memory, by kind [B]. ``kv_bytes`` counts every replica
+        of a KV head held under tensor parallelism.
+    """
+
+    name: str
+    flops: Any
+    weight_bytes: Any
+    kv_bytes: Any
+    act_bytes: Any
+
+    @property
+    def bytes(self) -> Any:
+        """Total bytes moved [B]."""
+        return self.weight_bytes + self.kv_bytes + self.act_bytes
+
+
+def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
+               logits_tokens: Any) -> list[OpCost]:
+    """Per-operator costs of one forward step for a replica.
+
+    Parameters
+    ----------
+    dep : Deployment
+    batch : array_like
+        Sequences in the step B (>= 1; fractional values are allowed here, as a pipeline
+        micro-batch may be).
+    new_tokens : array_like
+        New tokens per sequence T (>= 1).
+    cached_tokens : array_like
+        Tokens already in each sequence's KV cache c (>= 0).
+    logits_tokens : array_like
+        Tokens per sequence whose logits are computed (1 in prefill, T in decode).
+
+    Returns
+    -------
+    list of OpCost
+        In :data:`OPERATORS` order; operators a model lacks have zero cost.
+    """
+    m: Model = dep.model
+    B = np.asarray(batch, float)
+    T = np.asarray(new_tokens, float)
+    c = np.asarray(cached_tokens, float)
+    NL = np.asarray(logits_tokens, float)
+    N = B * T
+    h = m.hidden_size
+    L = m.num_layers
+    a = m.attention
+    w = bytes_per_element(dep.weight_dtype)
+    we = bytes_per_element(dep.expert_dtype)
+    wt = bytes_per_element(dep.embedding_dtype)
+    act = bytes_per_element(dep.act_dtype)
+    zero = np.zeros(np.broadcast(B, T, c, NL).shape)
+    out: list[OpCost] = []
+
+    # Attention data parallelism keeps one copy of the attention weights (and embedding and
+    # LM head) per attention group: each copy is read once per step.
+    rep = float(dep.dp_attention)
+    out.append(OpCost("embedding", zero, N * h * wt + zero, zero, N * h * act + zero))
+
+    # Attention projections.
+    p_att = attention_params_per_layer(m)
+    p_o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
+    p_qkv = p_att - p_o
+    if a.kind == "MLA":
+        p_kvb = a.kv_lora_rank * a.num_q_heads * (a.qk_nope_head_dim + a.v_head_dim)
+        qkv_out = a.num_q_heads * a.head_dim + a.kv_lora_rank + a.qk_rope_head_dim
+    else:
+        p_kvb = 0
+        qkv_out = a.num_q_heads * a.head_dim + a.num_kv_heads * (a.head_dim + a.v_head_dim)
+    out.append(OpCost("attn_qkv", 2.0 * N * p_qkv * L, rep * p_qkv * w * L + zero, zero,
+                      N * (h + qkv_out) * act * L))
+
+    # Attention core: pairs per layer group, KV read and written.
+    kv_tok_layer = kv_bytes_per_token_per_layer(m, dep.kv_dtype) * dep.kv_replication
+    flops_core = zero.copy()
+    kv_read = zero.copy()
+    for kind, win, count in m.window_groups():
+        pairs = _span_sum(kind, win, c + T) - _span_sum(kind, win, c)
+        if a.kind == "MLA":
+            expanded = (pairs * 2.0 * a.num_q_heads * (a.head_dim + a.v_head_dim)
+                        + 2.0 * _kv_read_tokens(kind, win, c) * p_kvb)
+            absorbed = pairs * 2.0 * a.num_q_heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
+            per_seq = np.minimum(expanded, absorbed)
+        else:
+            per_seq = pairs * 2.0 * a.num_q_heads * (a.head_dim + a.v_head_dim)
+        flops_core = flops_core + B * per_seq * count
+        kv_read = kv_read + B * _kv_read_tokens(kind, win, c) * kv_tok_layer * count
+    kv_write = N * kv_tok_layer * L
+    att_io = N * (a.num_q_heads * (a.head_dim + a.v_head_dim)) * act * L
+    out.append(OpCost("attn_core", flops_core, zero, kv_read + kv_write, att_io + zero))
+
+    out.append(OpCost("attn_out", 2.0 * N * p_o * L, rep * p_o * w * L + zero, zero,
+                      N * (a.num_q_heads * a.v_head_dim + h) * act * L))
+
+    # Dense FFN layers.
+    Ld = m.num_dense_layers
+    inter = m.intermediate_size
+    p_ffn = ffn_params(m, inter)
+    ffn_io = (2 * h + (3 if m.gated_ffn else 2) * inter) * act
+    out.append(OpCost("ffn_dense", 2.0 * N * p_ffn * Ld, p_ffn * w * Ld + zero, zero,
+                      N * ffn_io * Ld))
+
+    # MoE layers.
+    Lm = m.num_moe_layers
+    if m.moe is not None and Lm:
+        moe = m.moe
+        E, k = moe.num_experts, moe.top_k
+        p_router = E * h + (E if moe.router_bias else 0)
+        out.append(OpCost("moe_router", 2.0 * N * E * h * Lm, p_router * w * Lm + zero, zero,
+                          N * (h + E) * act * Lm))
+        p_sh = moe.num_shared_experts * ffn_params(m, moe.shared_intermediate_size)
+        sh_io = moe.num_shared_experts * (2 * h + 3 * moe.shared_intermediate_size) * act
+        out.append(OpCost("moe_shared", 2.0 * N * p_sh * Lm, p_sh * w * Lm + zero, zero,
+                          N * sh_io * Lm))
+        p_e = expert_params(m)
+        distinct = _distinct_experts(E, k, N)
+        e_io = k * (2 * h + 3 * moe.expert_intermediate_size) * act
+        out.append(OpCost("moe_experts", 2.0 * N * k * p_e * Lm, distinct * p_e * we * Lm,
+                          zero, N * e_io * Lm))
+    else:
+        out.extend(OpCost(n, zero, zero, zero, zero)
+                   for n in ("moe_router", "moe_shared", "moe_experts"))
+
+    NLt = B * NL
+    out.append(OpCost("lm_head", 2.0 * NLt * h * m.vocab_size,
+                      rep * h * m.vocab_size * wt + zero,
+                      zero, NLt * (h + m.vocab_size) * act))
+    return out

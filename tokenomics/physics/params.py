@@ -1,0 +1,164 @@
+"""Parameter counts computed from the architecture.
+
+Counts follow the weight tensors a checkpoint stores (biases and norm scales included), so they
+can be checked against the vendors' published totals: the test suite holds every catalog model
+within 2% of its official total and active counts.
+
+Notes
+-----
+Per layer, with hidden size :math:`h`, query heads :math:`n_q`, KV heads :math:`n_{kv}`, head
+dimension :math:`d`:
+
+* standard attention: :math:`h n_q d + 2 h n_{kv} d + n_q d h` (+ biases, Q/K norms, sinks);
+* MLA (DeepSeek-V2/V3): :math:`h r_q + r_q n_q (d_{nope}+d_{rope}) + h (r_{kv}+d_{rope})
+  + r_{kv} n_q (d_{nope}+d_v) + n_q d_v h` (+ the two latent norms :math:`r_q + r_{kv}`);
+* gated FFN: :math:`3 h I`; two-matrix FFN (OPT): :math:`2 h I`;
+* MoE layer: router :math:`E h`, :math:`E` routed experts of :math:`3 h I_e` each, shared
+  experts of :math:`3 h I_s` each.
+
+Embedding :math:`V h` (plus learned positions for OPT) and an untied LM head :math:`V h`.
+*Active* parameters per token count the routed experts a token uses (:math:`k` of :math:`E`)
+instead of all of them.
+
+References
+----------
+.. [1] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, 2024 (MLA, 671B/37B).
+.. [2] A. Q. Jiang et al., "Mixtral of Experts", arXiv:2401.04088, 2024 (46.7B/12.9B).
+"""
+
+from __future__ import annotations
+
+from tokenomics.data.specs import Model
+
+
+def attention_params_per_layer(model: Model) -> float:
+    """Attention parameters of one layer [parameters] (projections, biases, norms, sinks).
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> attention_params_per_layer(model("llama-3.1-70b"))  # 8192*(64+8+8)*128 + 64*128*8192
+    150994944.0
+    """
+    a = model.attention
+    h = model.hidden_size
+    if a.kind == "MLA":
+        qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+        if a.q_lora_rank:
+            q = h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * a.num_q_heads * qk
+        else:
+            q = h * a.num_q_heads * qk
+        kv_a = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
+        kv_b = a.kv_lora_rank * a.num_q_heads * (a.qk_nope_head_dim + a.v_head_dim)
+        o = a.num_q_heads * a.v_head_dim * h
+        n = q + kv_a + kv_b + o
+        if a.qkv_bias:
+            n += a.num_q_heads * qk
+        if a.o_bias:
+            n += h
+        return float(n)
+    q_out = a.num_q_heads * a.head_dim
+    kv_out = a.num_kv_heads * (a.head_dim + a.v_head_dim)
+    n = h * (q_out + kv_out) + a.num_q_heads * a.v_head_dim * h
+    if a.qkv_bias:
+        n += q_out + kv_out
+    if a.o_bias:
+        n += h
+    if a.qk_norm:
+        n += 2 * a.head_dim
+    if a.sinks:
+        n += a.num_q_heads
+    return float(n)
+
+
+def ffn_params(model: Model, intermediate: int, bias: bool | None = None) -> float:
+    """Parameters of one FFN block of width ``intermediate`` [parameters]."""
+    h = model.hidden_size
+    mats = 3 if model.gated_ffn else 2
+    n = mats * h * intermediate
+    if model.ffn_bias if bias is None else bias:
+        n += (2 if model.gated_ffn else 1) * intermediate + h
+    return float(n)
+
+
+def expert_params(model: Model) -> float:
+    """Parameters of one routed expert [parameters] (0 for a dense model)."""
+    if model.moe is None:
+        return 0.0
+    return ffn_params(model, model.moe.expert_intermediate_size, bias=model.moe.expert_bias)
+
+
+def param_breakdown(model: Model) -> dict[str, float]:
+    """Parameters per component of the main model (MTP modules excluded) [parameters].
+
+    Returns
+    -------
+    dict
+        ``embedding`` (token + learned position tables), ``lm_head`` (0 when tied),
+        ``attention``, ``norms``, ``dense_ffn``, ``router``, ``shared_experts``,
+        ``routed_experts`` (all experts of all MoE layers).
+
+    References
+    ----------
+    .. [1] Hugging Face transformers modelling code of each architecture (tensor shapes).
+    """
+    h = model.hidden_size
+    L = model.num_layers
+    norm_size = h * (2 if model.norm == "layer" else 1)
+    out = {
+        "embedding": float(model.vocab_size * h + model.learned_positions * h),
+        "lm_head": 0.0 if model.tie_word_embeddings else float(model.vocab_size * h),
+        "attention": attention_params_per_layer(model) * L,
+        "norms": float(norm_size * (model.norms_per_layer * L + 1)),
+        "dense_ffn": ffn_params(model, model.intermediate_size) * model.num_dense_layers,
+        "router": 0.0,
+        "shared_experts": 0.0,
+        "routed_experts": 0.0,
+    }
+    if model.moe is not None and model.num_moe_layers:
+        m = model.moe
+        nl = model.num_moe_layers
+        out["router"] = float((m.num_experts * h + (m.num_experts if m.router_bias else 0)) * nl)
+        out["shared_experts"] = (
+            m.num_shared_experts * ffn_params(model, m.shared_intermediate_size) * nl)
+        out["routed_experts"] = m.num_experts * expert_params(model) * nl
+    return out
+
+
+def param_count(model: Model, active: bool = False, include_embedding: bool = True) -> float:
+    """Number of parameters of the main model [parameters].
+
+    Parameters
+    ----------
+    model : Model
+    active : bool
+        If True, parameters used per token: routed experts counted ``top_k`` of
+        ``num_experts`` times per MoE layer (the vendors' "active" convention).
+    include_embedding : bool
+        Count the input embedding table (default True, as vendors' totals do). Its rows are
+        gathered, not multiplied, so it adds no FLOPs.
+
+    Returns
+    -------
+    float
+        Parameters.
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, 2024 (671B/37B).
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> round(param_count(model("llama-3.1-405b")) / 1e9, 1)  # Meta: 405B
+    405.9
+    """
+    b = param_breakdown(model)
+    total = sum(b.values())
+    if active and model.moe is not None and model.num_moe_layers:
+        m = model.moe
+        total -= b["routed_experts"]
+        total += m.top_k * expert_params(model) * model.num_moe_layers
+    if not include_embedding:
+        total -= b["embedding"]
+    return float(total)

@@ -1,0 +1,712 @@
+"""Serving mechanics on top of the step model: mixed prefill+decode steps, chunked prefill,
+prefix caching, and static vs continuous batching.
+
+Notes
+-----
+A *mixed* step runs decode tokens and a prefill chunk in one forward pass: the weights are read
+once for both, the FLOPs and KV traffic add (:func:`mixed_step`).
+
+*Chunked prefill* (vLLM, Sarathi-Serve) gives each step a token budget :math:`S`. Running
+decodes go first (one token each), then the chunk of a prefill already started, then new
+prefills: a prompt of :math:`P` tokens beside :math:`D` decodes takes
+:math:`\\lceil P / (S - D) \\rceil` mixed steps. The decodes never wait longer than one of those
+steps (time between tokens, TBT), at the price of a longer time to first token (TTFT): each
+chunk re-reads the weights and carries the decodes. Without chunking a prefill-first scheduler
+pauses the decodes for the whole prefill.
+
+*Prefix caching* turns the cached part of a prompt from computed tokens into KV reads
+(:func:`prefix_cached_prefill`); a prefix shared by many sequences is stored once
+(:func:`shared_prefix_kv_bytes`).
+
+*Static* batching starts a batch together and holds every slot until the longest output of the
+batch ends; *continuous* (iteration-level) batching refills a slot as soon as its sequence ends,
+paying one prefill per arriving request (:func:`batching_throughput`).
+
+References
+----------
+.. [1] G.-I. Yu et al., "Orca: A Distributed Serving System for Transformer-Based Generative
+   Models", OSDI 2022 (iteration-level scheduling).
+.. [2] A. Agrawal et al., "Taming Throughput-Latency Tradeoff in LLM Inference with
+   Sarathi-Serve", OSDI 2024, arXiv:2403.02310 (chunked prefill, stall-free batching).
+.. [3] W. Kwon et al., "Efficient Memory Management for Large Language Model Serving with
+   PagedAttention", SOSP 2023, arXiv:2309.06180 (prefix sharing).
+.. [4] L. Zheng et al., "SGLang: Efficient Execution of Structured Language Model Programs",
+   NeurIPS 2024, arXiv:2312.07104 (RadixAttention prefix caching).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.specs import Deployment
+from tokenomics.physics.kv import kv_cache_bytes
+from tokenomics.physics.memory import memory_fit
+from tokenomics.physics.operators import OpCost, step_costs
+from tokenomics.physics.step import (
+    StepResult,
+    _comm,
+    _finish,
+    _step_seconds,
+    _time,
+    decode,
+    prefill,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Mixed prefill + decode steps
+# --------------------------------------------------------------------------------------------
+def _mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
+                 pre_b: Any) -> list[OpCost]:
+    """Operator costs of one step carrying decodes and a prefill chunk, weights read once."""
+    a = step_costs(dep, dec_b, 1.0, dec_c, 1.0)
+    p = step_costs(dep, pre_b, pre_t, pre_c, 1.0)
+    n_total = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
+    w = step_costs(dep, 1.0, n_total, 0.0, 0.0)  # weight bytes depend only on token count
+    return [OpCost(x.name, x.flops + y.flops, z.weight_bytes, x.kv_bytes + y.kv_bytes,
+                   x.act_bytes + y.act_bytes) for x, y, z in zip(a, p, w, strict=True)]
+
+
+def _mixed_time(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
+                pre_b: Any) -> np.ndarray:
+    """Unvalidated time of a mixed step (``pre_b`` may be fractional: an average) [s]."""
+    n = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
+    return _step_seconds(dep, _mixed_costs(dep, dec_b, dec_c, pre_t, pre_c, pre_b), 1.0, n,
+                         np.asarray(dec_b, float) + pre_b, "prefill")
+
+
+def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
+               prefill_tokens: Any, prefill_cached_tokens: Any = 0,
+               prefill_batch: Any = 1) -> StepResult:
+    """One forward step carrying ``decode_batch`` decodes and a prefill chunk.
+
+    Parameters
+    ----------
+    dep : Deployment
+    decode_batch : int or array_like
+        Sequences decoding one token each, >= 0.
+    decode_context_tokens : int or array_like
+        Their KV length [token], >= 1.
+    prefill_tokens : int or array_like
+        Prompt tokens computed in this step per prefilling sequence [token], >= 1.
+    prefill_cached_tokens : int or array_like
+        Tokens of those prompts already in the KV cache (earlier chunks, cached prefix)
+        [token], >= 0.
+    prefill_batch : int or array_like
+        Prefilling sequences, >= 1.
+
+    Returns
+    -------
+    StepResult
+        ``time_s`` the step time [s]; ``tokens_per_s_per_device`` counts decode and prefill
+        tokens; ``phase`` is ``"mixed"``.
+
+    Notes
+    -----
+    Per operator: FLOPs, KV and activation bytes of the two parts add; weight bytes are those
+    of one pass over :math:`D + bT` tokens (read once; MoE: the distinct experts of all of
+    them). Pipeline parallelism is not applied to mixed steps (``pp`` must be 1).
+
+    References
+    ----------
+    .. [1] A. Agrawal et al., Sarathi-Serve, OSDI 2024, arXiv:2403.02310.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    >>> both = mixed_step(d, 32, 2048, 512)
+    >>> apart = tk.decode(d, 32, 2048).time_s + tk.prefill(d, 512).time_s
+    >>> bool(both.time_s < apart)    # the weights are read once, not twice
+    True
+    """
+    if dep.pp != 1:
+        raise TokenomicsError("mixed_step models a single pipeline stage; use pp=1")
+    D = V.counts(decode_batch, "decode_batch", minimum=0)
+    C = V.counts(decode_context_tokens, "decode_context_tokens", unit="token")
+    T = V.counts(prefill_tokens, "prefill_tokens", unit="token")
+    c = V.counts(prefill_cached_tokens, "prefill_cached_tokens", minimum=0, unit="token")
+    b = V.counts(prefill_batch, "prefill_batch")
+    V.context_within(dep.model, np.maximum(C, c + T), dep.allow_beyond_max_context)
+    costs = _mixed_costs(dep, D, C, T, c, b)
+    t = _time(dep, costs, dep.tp)
+    n = D + b * T
+    comm = _comm(dep, t, 1.0, n, D + b, "prefill")
+    res = _finish(dep, "mixed", t, D + b, np.maximum(C, c + T), T, n, True, comm)
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+# Chunked prefill
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChunkedPrefill:
+    """A prompt prefilled in chunks beside running decodes, and the same without chunking.
+
+    Attributes
+    ----------
+    chunk_tokens : numpy.ndarray
+        Prompt tokens computed in each step [token].
+    step_time_s : numpy.ndarray
+        Time of each mixed step [s].
+    ttft_s : float
+        Time to the prompt's first token: the sum of its steps [s].
+    worst_tbt_s : float
+        Longest gap between two tokens of a running decode: the longest step [s].
+    unchunked_ttft_s : float
+        TTFT with a prefill-first scheduler: the whole prompt in one step, decodes paused [s].
+    unchunked_worst_tbt_s : float
+        The decodes' gap then: the prefill plus their own decode step [s].
+    """
+
+    chunk_tokens: Any
+    step_time_s: Any
+    ttft_s: float
+    worst_tbt_s: float
+    unchunked_ttft_s: float
+    unchunked_worst_tbt_s: float
+
+    @property
+    def steps(self) -> int:
+        """Number of mixed steps the prompt takes."""
+        return int(np.size(self.chunk_tokens))
+
+
+def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
+                    decode_batch: int = 0, decode_context_tokens: int = 1,
+                    cached_tokens: int = 0) -> ChunkedPrefill:
+    """Prefill one prompt in chunks under a per-step token budget, beside running decodes.
+
+    Parameters
+    ----------
+    dep : Deployment
+    prompt_tokens : int
+        Prompt length, cached prefix included [token].
+    token_budget : int
+        Tokens one step may carry (vLLM's ``max_num_batched_tokens``) [token]; must exceed
+        ``decode_batch``, which goes first.
+    decode_batch : int
+        Sequences decoding meanwhile (one token each per step).
+    decode_context_tokens : int
+        Their KV length [token].
+    cached_tokens : int
+        Prefix already cached [token].
+
+    Returns
+    -------
+    ChunkedPrefill
+
+    Notes
+    -----
+    Priority per step: the ``decode_batch`` decodes, then this (started) prefill with the
+    remaining :math:`S - D` tokens; a new prefill would wait for it. Step :math:`i` computes
+    :math:`\\min(S - D, P_{new} - i(S - D))` tokens on a cache of :math:`c + i(S - D)`.
+    TTFT :math:`= \\sum_i t_i`, worst TBT :math:`= \\max_i t_i`. Unchunked (prefill-first):
+    TTFT :math:`= t_\\mathrm{prefill}(P)`, worst TBT :math:`= t_\\mathrm{prefill}(P) +
+    t_\\mathrm{decode}(D)`.
+
+    References
+    ----------
+    .. [1] A. Agrawal et al., Sarathi-Serve, OSDI 2024, arXiv:2403.02310.
+    .. [2] Seed digest S24 (8,192-token prefill split into chunks).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> r = chunked_prefill(tk.Deployment("llama-3.1-8b", "h100-sxm"), 8192, 2048,
+    ...                     decode_batch=32, decode_context_tokens=2048)
+    >>> r.steps, bool(r.worst_tbt_s < r.unchunked_worst_tbt_s), bool(r.ttft_s > r.unchunked_ttft_s)
+    (5, True, True)
+    """
+    P = int(V.counts(prompt_tokens, "prompt_tokens", unit="token"))
+    S = int(V.counts(token_budget, "token_budget", unit="token"))
+    D = int(V.counts(decode_batch, "decode_batch", minimum=0))
+    Cd = int(V.counts(decode_context_tokens, "decode_context_tokens", unit="token"))
+    c0 = int(V.counts(cached_tokens, "cached_tokens", minimum=0, unit="token"))
+    if c0 >= P:
+        raise TokenomicsError(f"cached_tokens={c0} must be below prompt_tokens={P}")
+    if S <= D:
+        raise TokenomicsError(f"token_budget={S} must exceed decode_batch={D}: decodes go "
+                              "first and the prefill needs at least one token per step")
+    per = S - D
+    new = P - c0
+    n = -(-new // per)
+    i = np.arange(n, dtype=float)
+    chunk = np.minimum(per, new - i * per)
+    cached = c0 + i * per
+    from tokenomics.core.errors import DoesNotFitError
+    from tokenomics.physics.memory import kv_per_sequence_bytes
+
+    fit = memory_fit(dep, max(D, 1), Cd, tokens_per_step=S)
+    need = float(fit.total_bytes) + float(kv_per_sequence_bytes(dep, P))
+    if D == 0:
+        need -= float(kv_per_sequence_bytes(dep, Cd))
+    if need > fit.usable_bytes:
+        raise DoesNotFitError(
+            f"chunked prefill of {P} tokens beside {D} decodes at {Cd} tokens needs "
+            f"{need / 1e9:.4g} GB per device on {dep.hardware.id}, usable "
+            f"{fit.usable_bytes / 1e9:.4g} GB; lower the decode batch or add devices")
+    steps = np.asarray(mixed_step(dep, D, Cd, chunk, cached).time_s, float)
+    pre = prefill(dep, P, 1, c0).time_s
+    dec = decode(dep, D, Cd).time_s if D else 0.0
+    return ChunkedPrefill(chunk_tokens=chunk, step_time_s=steps, ttft_s=float(steps.sum()),
+                          worst_tbt_s=float(steps.max()), unchunked_ttft_s=float(pre),
+                          unchunked_worst_tbt_s=float(pre + dec))
+
+
+# --------------------------------------------------------------------------------------------
+# Prefix caching
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PrefixCachedPrefill:
+    """Prefill with and without a prefix-cache hit. Per step, per device.
+
+    Attributes
+    ----------
+    cached_tokens : array
+        Tokens served from the cache [token].
+    ttft_s, ttft_uncached_s : array
+        Prefill time with and without the hit [s].
+    flops, flops_uncached : array
+        FLOPs per device [FLOP].
+    kv_read_bytes : array
+        Cached KV read instead of recomputed, per device [B].
+    """
+
+    cached_tokens: Any
+    ttft_s: Any
+    ttft_uncached_s: Any
+    flops: Any
+    flops_uncached: Any
+    kv_read_bytes: Any
+
+    @property
+    def speedup(self) -> Any:
+        """``ttft_uncached_s / ttft_s``."""
+        return self.ttft_uncached_s / self.ttft_s
+
+
+def prefix_cached_prefill(dep: Deployment, prompt_tokens: Any, cached_tokens: Any = None,
+                          hit_rate: Any = None, batch: Any = 1) -> PrefixCachedPrefill:
+    """TTFT and prefill work with a prefix-cache hit, against a cold prefill.
+
+    Parameters
+    ----------
+    dep : Deployment
+    prompt_tokens : int or array_like
+        Prompt length [token].
+    cached_tokens : int or array_like, optional
+        Tokens of the prompt found in the cache [token], < prompt.
+    hit_rate : float or array_like, optional
+        Alternatively, the fraction of prompt tokens served from the cache, [0, 1); the
+        cached count is :math:`\\lfloor h P \\rfloor`, capped at :math:`P - 1`.
+    batch : int or array_like
+
+    Returns
+    -------
+    PrefixCachedPrefill
+
+    Notes
+    -----
+    A hit removes the cached tokens' FLOPs (projections, FFN, and their causal attention) and
+    adds a read of their KV; the new tokens still attend to the whole prefix. See
+    :func:`tokenomics.prefill` with ``cached_tokens``.
+
+    References
+    ----------
+    .. [1] L. Zheng et al., SGLang, NeurIPS 2024, arXiv:2312.07104.
+    .. [2] Seed digest S31 (a 12,000-token document cached; 22 new tokens).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> r = prefix_cached_prefill(tk.Deployment("llama-3.1-8b", "h100-sxm"), 12_022,
+    ...                           cached_tokens=12_000)
+    >>> bool(r.speedup > 20)     # 22 computed tokens instead of 12,022
+    True
+    """
+    if (cached_tokens is None) == (hit_rate is None):
+        raise TokenomicsError("give exactly one of cached_tokens and hit_rate")
+    P = V.counts(prompt_tokens, "prompt_tokens", unit="token")
+    if hit_rate is not None:
+        h = V.non_negative(hit_rate, "hit_rate", "count")
+        if np.any(h >= 1):
+            raise TokenomicsError(f"hit_rate must be in [0, 1), got {V.fmt(np.max(h))}: at "
+                                  "least one token of the prompt is computed")
+        c = np.minimum(np.floor(h * P), P - 1)
+    else:
+        c = V.counts(cached_tokens, "cached_tokens", minimum=0, unit="token")
+    hot = prefill(dep, P, batch, c)
+    cold = prefill(dep, P, batch, 0)
+    kv_read = np.asarray(kv_cache_bytes(dep.model, c, 1, dep.kv_dtype,
+                                        dep.allow_beyond_max_context), float)
+    kv_read = kv_read * np.asarray(batch, float) * dep.kv_replication / dep.tp
+    return PrefixCachedPrefill(
+        cached_tokens=V.scalar_or_array(np.broadcast_to(c, np.shape(hot.time_s))),
+        ttft_s=hot.time_s, ttft_uncached_s=cold.time_s, flops=hot.flops_per_device,
+        flops_uncached=cold.flops_per_device, kv_read_bytes=V.scalar_or_array(kv_read))
+
+
+def shared_prefix_kv_bytes(dep: Deployment, prefix_tokens: Any, suffix_tokens: Any,
+                           batch: Any) -> tuple[Any, Any]:
+    """KV bytes per device for ``batch`` sequences sharing a prefix, stored once vs each.
+
+    Parameters
+    ----------
+    dep : Deployment
+    prefix_tokens : int or array_like
+        Shared prefix (system prompt, document) [token].
+    suffix_tokens : int or array_like
+        Each sequence's own tokens after it [token].
+    batch : int or array_like
+        Sequences sharing the prefix.
+
+    Returns
+    -------
+    (shared, unshared) : tuple of float or numpy.ndarray
+        :math:`K(p) + B (K(p + s) - K(p))` and :math:`B\\,K(p + s)`, per device [B].
+
+    References
+    ----------
+    .. [1] W. Kwon et al., PagedAttention, SOSP 2023, arXiv:2309.06180 (§4.4 shared prefix).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    >>> shared, each = shared_prefix_kv_bytes(d, 4000, 100, 10)
+    >>> round(each / shared, 1)       # 10 x 4100 tokens vs 4000 + 10 x 100
+    8.2
+    """
+    from tokenomics.physics.memory import kv_per_sequence_bytes
+
+    p = V.counts(prefix_tokens, "prefix_tokens", minimum=0, unit="token")
+    s = V.counts(suffix_tokens, "suffix_tokens", minimum=0, unit="token")
+    b = V.counts(batch, "batch")
+    V.context_within(dep.model, p + s, dep.allow_beyond_max_context)
+    kp = kv_per_sequence_bytes(dep, p)
+    kps = kv_per_sequence_bytes(dep, p + s)
+    return V.scalar_or_array(kp + b * (kps - kp)), V.scalar_or_array(b * kps)
+
+
+# --------------------------------------------------------------------------------------------
+# Static vs continuous batching
+# --------------------------------------------------------------------------------------------
+def expected_max(samples: Any, n: Any, probabilities: Any = None) -> Any:
+    """Expected maximum of ``n`` independent draws from a discrete distribution.
+
+    Parameters
+    ----------
+    samples : array_like
+        Observed values (e.g. output lengths [token]), or the support of a distribution.
+    n : int or array_like
+        Draws, >= 1.
+    probabilities : array_like, optional
+        Probability of each value of ``samples`` (default: equal, an empirical distribution).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\\sum_i x_{(i)} [F_i^n - F_{i-1}^n]` over the sorted values, :math:`F` the CDF.
+
+    References
+    ----------
+    .. [1] H. A. David, H. N. Nagaraja, "Order Statistics", 3rd ed., Wiley, 2003.
+
+    Examples
+    --------
+    >>> expected_max([1, 2, 3, 4], 1)
+    2.5
+    >>> expected_max([7, 7, 7], 5)
+    7.0
+    """
+    x = V.non_negative(samples, "samples", "count").ravel()
+    if x.size == 0:
+        raise TokenomicsError("samples is empty; give at least one value")
+    if probabilities is None:
+        p = np.full(x.size, 1.0 / x.size)
+    else:
+        p = V.non_negative(probabilities, "probabilities", "count").ravel()
+        if p.size != x.size or not np.isclose(p.sum(), 1.0, atol=1e-9):
+            raise TokenomicsError("probabilities must match samples one for one and sum to 1")
+    order = np.argsort(x, kind="stable")
+    x, p = x[order], p[order]
+    F = np.minimum(np.cumsum(p), 1.0)
+    F_prev = np.concatenate(([0.0], F[:-1]))
+    nn = V.counts(n, "n")
+    w = F ** nn[..., None] - F_prev ** nn[..., None]
+    return V.scalar_or_array((w * x).sum(axis=-1))
+
+
+@dataclass(frozen=True)
+class BatchingThroughput:
+    """Steady-state decode throughput of static vs continuous batching.
+
+    Attributes
+    ----------
+    static_tokens_per_s_per_device, continuous_tokens_per_s_per_device : array
+        Output tokens per second per device [token/s].
+    ratio : array
+        Continuous over static.
+    static_batch_time_s : array
+        One static batch: its prefill plus decode steps until its longest output ends [s].
+    """
+
+    static_tokens_per_s_per_device: Any
+    continuous_tokens_per_s_per_device: Any
+    ratio: Any
+    static_batch_time_s: Any
+
+
+def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
+                        output_tokens: Any) -> BatchingThroughput:
+    """Static vs continuous batching at ``batch`` concurrent slots, in steady state.
+
+    Parameters
+    ----------
+    dep : Deployment
+    batch : int or array_like
+        Concurrent sequences (slots).
+    prompt_tokens : int
+        Prompt length [token] (mean if it varies).
+    output_tokens : int, array_like or LengthDistribution
+        Output length: a fixed number, samples of the distribution, or a
+        :class:`~tokenomics.serving.paged.LengthDistribution` (e.g. ``LengthDistribution.lognormal``)
+        [token].
+
+    Returns
+    -------
+    BatchingThroughput
+
+    Notes
+    -----
+    With :math:`B` slots, mean output :math:`\\bar O`, prompt :math:`P` and decode step
+    :math:`t_d` at the mean context :math:`P + \\bar O/2`:
+
+    * static: a batch takes :math:`t_p(B, P) + E[\\max_B O] \\, t_d` and yields
+      :math:`B \\bar O` tokens (finished sequences hold their slots until the longest ends);
+    * continuous: each step yields :math:`B` tokens while :math:`B/\\bar O` sequences end and
+      are replaced; their prompts ride in the same steps (mixed prefill+decode, as vLLM and
+      Sarathi-Serve run it), so a step is :func:`mixed_step` with :math:`B` decodes and
+      :math:`B/\\bar O` prompts of :math:`P` tokens: throughput :math:`B / t_{mixed}`.
+
+    References
+    ----------
+    .. [1] G.-I. Yu et al., Orca, OSDI 2022.
+    .. [2] Seed digest S21 (continuous batching 2-4x over older serving systems).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> r = batching_throughput(tk.Deployment("llama-3.1-8b", "h100-sxm"), 64, 512, 256)
+    >>> round(float(r.ratio), 1)   # equal lengths: static only waits for its batched prefill
+    1.3
+    """
+    B = V.counts(batch, "batch")
+    P = float(V.counts(prompt_tokens, "prompt_tokens", unit="token"))
+    from tokenomics.serving.paged import LengthDistribution
+
+    if isinstance(output_tokens, LengthDistribution):
+        out, probs = output_tokens.tokens, output_tokens.probabilities
+    else:
+        out = V.counts(output_tokens, "output_tokens", unit="token").ravel()
+        probs = np.full(out.size, 1.0 / out.size)
+    mean_o = float(np.dot(out, probs))
+    ctx = P + mean_o / 2.0
+    if dep.pp != 1:
+        raise TokenomicsError("batching_throughput models a single pipeline stage; use pp=1")
+    t_dec = np.asarray(decode(dep, B, np.ceil(ctx), on_oom="raise").time_s, float)
+    t_pre_b = np.asarray(prefill(dep, P, B).time_s, float)
+    emax = np.asarray(expected_max(out, B, probs), float)
+    static_time = t_pre_b + emax * t_dec
+    static = B * mean_o / static_time / dep.n_devices
+    arrivals = B / mean_o  # prompts joining each step, on average
+    t_mix = _mixed_time(dep, B, np.ceil(ctx), P, 0.0, arrivals)
+    cont = B / t_mix / dep.n_devices
+    S = V.scalar_or_array
+    return BatchingThroughput(S(static), S(cont), S(cont / static), S(static_time))
+
+
+# --------------------------------------------------------------------------------------------
+# Attention / FFN split across two hardware pools
+# --------------------------------------------------------------------------------------------
+_ATTENTION_OPS = ("embedding", "attn_qkv", "attn_core", "attn_out", "lm_head")
+_FFN_OPS = ("ffn_dense", "moe_router", "moe_shared", "moe_experts")
+
+
+@dataclass(frozen=True)
+class AttentionFFNSplit:
+    """Decode with attention (and the KV) on one pool and the FFN/experts on another.
+
+    Times are per decode step [s]; utilisations are busy time over step time.
+
+    Attributes
+    ----------
+    step_time_s : array
+    attention_time_s, ffn_time_s, transfer_time_s : array
+        Busy time of the attention pool, the FFN pool and the link, over the step.
+    attention_utilisation, ffn_utilisation : array
+    transfer_bytes : array
+        Activation bytes crossing between the pools per step (both directions) [B].
+    tokens_per_s_per_user : array
+    tokens_per_s_per_device : array
+        Output tokens per second per device of both pools together.
+    attention_memory_bytes, ffn_memory_bytes : array
+        Per device: attention weights + KV, and FFN/expert weights [B].
+    """
+
+    step_time_s: Any
+    attention_time_s: Any
+    ffn_time_s: Any
+    transfer_time_s: Any
+    attention_utilisation: Any
+    ffn_utilisation: Any
+    transfer_bytes: Any
+    tokens_per_s_per_user: Any
+    tokens_per_s_per_device: Any
+    attention_memory_bytes: Any
+    ffn_memory_bytes: Any
+
+
+def attention_ffn_split(attention: Deployment, ffn_hardware: Any, ffn_devices: int,
+                        batch: Any, context_tokens: Any, link_bytes_per_s: float,
+                        link_latency_s: float = 0.0, ffn_compute_dtype: str | None = None,
+                        microbatches: int = 2, check_memory: bool = True) -> AttentionFFNSplit:
+    """Decode step with attention on one pool and the FFN/experts on another.
+
+    Parameters
+    ----------
+    attention : Deployment
+        The attention pool: its hardware, ``tp`` devices, formats and efficiencies. It holds
+        the attention weights, embedding, LM head and every sequence's KV.
+    ffn_hardware : Hardware or str
+        Device of the FFN pool (e.g. a low-ridge SRAM chip).
+    ffn_devices : int
+        Devices in the FFN pool; the FFN and expert weights are spread evenly over them.
+    batch, context_tokens : int or array_like
+        Decode batch and KV length [token].
+    link_bytes_per_s : float
+        Aggregate per-direction bandwidth between the pools [B/s].
+    link_latency_s : float
+        Latency of one crossing [s].
+    ffn_compute_dtype : str, optional
+        Format the FFN pool computes in; default the attention deployment's.
+    microbatches : int
+        Micro-batches ping-ponging between the pools (>= 1). With 1 the pools take turns
+        (step = attention + FFN + transfers); with :math:`m \\ge 2` they overlap and the step
+        is the busiest of the three, each pool re-reading its weights for every micro-batch.
+    check_memory : bool
+        Raise :class:`~tokenomics.core.errors.DoesNotFitError` when a pool's share does not fit.
+
+    Returns
+    -------
+    AttentionFFNSplit
+
+    Notes
+    -----
+    Only activations cross: per layer :math:`N h b_a` bytes each way for :math:`N` tokens, so
+    :math:`2 L N h b_a` per step, against the KV that stays with attention. With
+    :math:`T_a(B), T_f(B), T_x(B)` the busy times at batch :math:`B`:
+
+    .. math:: t = \\begin{cases} T_a + T_f + T_x & m = 1 \\\\
+              \\max(m T_a(B/m),\\; m T_f(B/m),\\; m T_x(B/m)) & m \\ge 2 \\end{cases}
+
+    References
+    ----------
+    .. [1] R. Zhu et al., "MegaScale-Infer: Serving Mixture-of-Experts at Scale with
+       Disaggregated Expert Parallelism", arXiv:2504.02263, 2025 (ping-pong micro-batches).
+    .. [2] StepFun, "Step-3 is Large yet Affordable: Model-system Co-design for Cost-effective
+       Decoding", arXiv:2507.19427, 2025 (attention-FFN disaggregation).
+    .. [3] Seed digest S52 (attention on GPUs with the KV, FFN on a low-ridge SRAM chip).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> gpu = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8",
+    ...                     compute_dtype="fp8", kv_dtype="fp8")
+    >>> r = attention_ffn_split(gpu, "h100-sxm", 8, 64, 8192, link_bytes_per_s=400e9)
+    >>> bool(r.transfer_bytes < 1e9)    # activations only: ~0.17 GB against ~11 GB of KV
+    True
+    """
+    from tokenomics.core.dtypes import bytes_per_element
+    from tokenomics.core.errors import DoesNotFitError
+    from tokenomics.data.catalog import hardware as _hw
+    from tokenomics.physics.memory import kv_per_sequence_bytes, weight_bytes_per_device
+    from tokenomics.physics.params import param_breakdown
+
+    hf = _hw(ffn_hardware)
+    n_f = int(V.counts(ffn_devices, "ffn_devices"))
+    if microbatches < 1:
+        raise TokenomicsError(f"microbatches must be >= 1, got {microbatches!r}")
+    if attention.pp != 1:
+        raise TokenomicsError("the attention pool is one stage: use pp=1")
+    link = float(V.positive(link_bytes_per_s, "link_bytes_per_s", "B/s"))
+    lat = float(V.non_negative(link_latency_s, "link_latency_s", "s"))
+    B = V.counts(batch, "batch")
+    C = V.counts(context_tokens, "context_tokens", unit="token")
+    V.context_within(attention.model, C, attention.allow_beyond_max_context)
+    m = attention.model
+    eff = attention.efficiency
+    f_dtype = ffn_compute_dtype or attention.compute_dtype
+    peak_a = attention.hardware.peak(attention.compute_dtype) * eff.mfu
+    bw_a = attention.hardware.mem_bw_bytes_per_s * eff.mbu
+    peak_f = hf.peak(f_dtype) * eff.mfu
+    bw_f = hf.mem_bw_bytes_per_s * eff.mbu
+    act = bytes_per_element(attention.act_dtype)
+    n_a = attention.tp
+
+    def busy(b: Any) -> tuple[Any, Any, Any]:
+        ops = {o.name: o for o in step_costs(attention, b, 1.0, C, 1.0)}
+        ta = sum(np.maximum(ops[k].flops / (n_a * peak_a), ops[k].bytes / (n_a * bw_a))
+                 for k in _ATTENTION_OPS)
+        tf = sum(np.maximum(ops[k].flops / (n_f * peak_f), ops[k].bytes / (n_f * bw_f))
+                 for k in _FFN_OPS)
+        per_layer = b * m.hidden_size * act
+        tx = 2 * m.num_layers * (lat + per_layer / link)
+        return ta, tf, tx
+
+    ta, tf, tx = busy(B)
+    if microbatches == 1:
+        step = ta + tf + tx
+        busy_a, busy_f = ta, tf
+    else:
+        ta_m, tf_m, tx_m = busy(B / microbatches)
+        busy_a, busy_f, busy_x = (microbatches * ta_m, microbatches * tf_m,
+                                  microbatches * tx_m)
+        step = np.maximum(np.maximum(busy_a, busy_f), busy_x)
+        tx = busy_x
+    # Memory: attention pool keeps attention weights + KV; FFN pool the FFN/expert weights.
+    b = param_breakdown(m)
+    w = bytes_per_element(attention.weight_dtype)
+    ffn_w = ((b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+             + b["routed_experts"] * bytes_per_element(attention.expert_dtype)) / n_f
+    attn_w = weight_bytes_per_device(attention) - (
+        (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+        + b["routed_experts"] * bytes_per_element(attention.expert_dtype)) / attention.n_devices
+    mem_a = attn_w + B * kv_per_sequence_bytes(attention, C)
+    if check_memory:
+        usable_a = attention.hardware.mem_capacity_bytes * attention.usable_memory_fraction
+        usable_f = hf.mem_capacity_bytes * attention.usable_memory_fraction
+        if np.any(mem_a > usable_a):
+            raise DoesNotFitError(
+                f"attention pool: {float(np.max(mem_a)) / 1e9:.4g} GB per device of attention "
+                f"weights and KV exceed {usable_a / 1e9:.4g} GB usable on "
+                f"{attention.hardware.id}; lower the batch or context or add devices")
+        if ffn_w > usable_f:
+            need = int(np.ceil(ffn_w * n_f / usable_f))
+            raise DoesNotFitError(
+                f"FFN pool: {ffn_w / 1e9:.4g} GB of FFN weights per {hf.id} exceed "
+                f"{usable_f / 1e9:.4g} GB usable; at least {need} devices are needed")
+    S = V.scalar_or_array
+    return AttentionFFNSplit(
+        step_time_s=S(step), attention_time_s=S(busy_a), ffn_time_s=S(busy_f),
+        transfer_time_s=S(tx), attention_utilisation=S(busy_a / step),
+        ffn_utilisation=S(busy_f / step),
+        transfer_bytes=S(2 * m.num_layers * B * m.hidden_size * act),
+        tokens_per_s_per_user=S(1.0 / step), tokens_per_s_per_device=S(B / step / (n_a + n_f)),
+        attention_memory_bytes=S(mem_a), ffn_memory_bytes=float(ffn_w))

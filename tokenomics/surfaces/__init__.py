@@ -1,0 +1,62 @@
+"""Surfaces: what a person reads.
+
+Tables, plots, the spreadsheet sizing sheet, the command line and the docs generator. Nothing
+below this stage imports it.
+
+Modules
+-------
+``cli``
+    The ``tokenomics`` command line.
+``docgen``
+    Generate the documentation pages that come from the code and the catalogs.
+``export``
+    Spreadsheet export: a decode sizing sheet whose outputs are live formulas, and plain tables.
+``plots``
+    Matplotlib figures: roofline with operators, throughput frontier, memory budget, cost split.
+``tables``
+    Catalog tables: one row per entry, unit-suffixed numeric columns, sources beside values.
+"""
+
+from tokenomics.core.lazy import attach
+
+# name -> module that defines it (tests/test_api.py checks that every entry resolves and
+# that every public name of the modules is listed)
+_EXPORTS = {
+    "cmd_hardware": ".cli",
+    "cmd_models": ".cli",
+    "cmd_fit": ".cli",
+    "cmd_decode": ".cli",
+    "cmd_prefill": ".cli",
+    "cmd_roofline": ".cli",
+    "cmd_frontier": ".cli",
+    "cmd_cost": ".cli",
+    "cmd_disagg": ".cli",
+    "cmd_retention": ".cli",
+    "cmd_report": ".cli",
+    "cmd_calibrate": ".cli",
+    "build_parser": ".cli",
+    "main": ".cli",
+    "MODULES": ".docgen",
+    "catalog_pages": ".docgen",
+    "validation_page": ".docgen",
+    "calibration_page": ".docgen",
+    "api_pages": ".docgen",
+    "gallery": ".docgen",
+    "main": ".docgen",
+    "HEADER": ".export",
+    "spreadsheet_formula": ".export",
+    "export_sizing_sheet": ".export",
+    "export_table_csv": ".export",
+    "GB": ".plots",
+    "plot_roofline": ".plots",
+    "plot_frontier": ".plots",
+    "plot_memory": ".plots",
+    "plot_cost": ".plots",
+    "GOLDEN_TIME_MIN": ".plots",
+    "plot_retention": ".plots",
+    "hardware_table": ".tables",
+    "model_table": ".tables",
+}
+_MODULES = ('cli', 'docgen', 'export', 'plots', 'tables',)
+
+__getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -1,0 +1,101 @@
+"""Catalog tables: one row per entry, unit-suffixed numeric columns, sources beside values.
+
+Column units are in the names (``_tflop_per_s``, ``_gb``, ``_tb_per_s``...) and use decimal
+prefixes (1 GB = 1e9 B). Cells are plain numbers (empty where not published), so a CSV export
+opens in a spreadsheet as numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core.dtypes import PEAK_KEYS
+from tokenomics.data.catalog import default_catalog
+from tokenomics.physics.kv import kv_bytes_per_token
+from tokenomics.physics.params import param_count
+
+
+def hardware_table() -> pd.DataFrame:
+    """All catalog accelerators, one row each.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``id``, ``name``, ``vendor``, ``status``, ``peak_<fmt>_dense_tflop_per_s`` for every
+        format, ``mem_capacity_gb``, ``mem_bw_tb_per_s``, ``ridge_bf16_flop_per_byte``,
+        ``ridge_fp8_flop_per_byte``, ``ridge_fp4_flop_per_byte``, ``sram_mb``,
+        ``scale_up_gb_per_s_per_direction``, ``scale_up_domain_size``,
+        ``scale_out_gb_per_s_per_direction``, ``tdp_w``, ``price_usd_per_hour`` (the latest
+        dated rental price), ``price_tier``, ``price_date``, ``sources`` (bibliography keys).
+
+    Examples
+    --------
+    >>> t = hardware_table()
+    >>> float(t.set_index("id").loc["h200", "mem_bw_tb_per_s"])
+    4.8
+    """
+    rows = []
+    for h in default_catalog().hardware.values():
+        row: dict[str, object] = dict(id=h.id, name=h.name, vendor=h.vendor, status=h.status)
+        for k in PEAK_KEYS:
+            v = h.peak_flop_per_s.get(k)
+            row[f"peak_{k}_dense_tflop_per_s"] = v / 1e12 if v else np.nan
+        row["mem_capacity_gb"] = h.mem_capacity_bytes / 1e9
+        row["mem_bw_tb_per_s"] = h.mem_bw_bytes_per_s / 1e12
+        for k in ("bf16", "fp8", "fp4"):
+            v = h.peak_flop_per_s.get(k)
+            row[f"ridge_{k}_flop_per_byte"] = v / h.mem_bw_bytes_per_s if v else np.nan
+        row["sram_mb"] = h.sram_bytes / 1e6 if h.sram_bytes else np.nan
+        row["scale_up_gb_per_s_per_direction"] = (
+            h.scale_up_bw_bytes_per_s / 1e9 if h.scale_up_bw_bytes_per_s else np.nan)
+        row["scale_up_domain_size"] = h.scale_up_domain_size or np.nan
+        row["scale_out_gb_per_s_per_direction"] = (
+            h.scale_out_bw_bytes_per_s / 1e9 if h.scale_out_bw_bytes_per_s else np.nan)
+        row["tdp_w"] = h.tdp_w if h.tdp_w else np.nan
+        rentals = sorted((p for p in h.prices if p.per_hour), key=lambda p: p.date)
+        row["price_usd_per_hour"] = rentals[-1].usd if rentals else np.nan
+        row["price_tier"] = rentals[-1].tier if rentals else ""
+        row["price_date"] = rentals[-1].date if rentals else ""
+        row["sources"] = " ".join(sorted(set(h.sources.values())))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def model_table() -> pd.DataFrame:
+    """All catalog models, one row each, with computed and official parameter counts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``id``, ``name``, ``attention``, ``layers``, ``hidden_size``, ``q_heads``,
+        ``kv_heads``, ``head_dim``, ``experts``, ``top_k``, ``params_total_b`` and
+        ``params_active_b`` (computed, billions), ``official_total_b``,
+        ``official_active_b``, ``kv_bytes_per_token_bf16`` (all layers full),
+        ``max_context_tokens``, ``weight_dtype``, ``expert_dtype``, ``embedding_dtype`` (the
+        embedding table and LM head, where the release keeps them apart), ``sources``.
+
+    Examples
+    --------
+    >>> t = model_table().set_index("id")
+    >>> int(t.loc["llama-3.1-70b", "kv_bytes_per_token_bf16"])
+    327680
+    """
+    rows = []
+    for m in default_catalog().models.values():
+        a = m.attention
+        rows.append(dict(
+            id=m.id, name=m.name, attention=a.kind, layers=m.num_layers,
+            hidden_size=m.hidden_size, q_heads=a.num_q_heads, kv_heads=a.num_kv_heads,
+            head_dim=a.head_dim, experts=m.moe.num_experts if m.moe else 0,
+            top_k=m.moe.top_k if m.moe else 0,
+            params_total_b=param_count(m) / 1e9,
+            params_active_b=param_count(m, active=True) / 1e9,
+            official_total_b=(m.official_total_params or np.nan) / 1e9,
+            official_active_b=(m.official_active_params or np.nan) / 1e9,
+            kv_bytes_per_token_bf16=kv_bytes_per_token(m, "bf16"),
+            max_context_tokens=m.max_context, weight_dtype=m.weight_dtype,
+            expert_dtype=m.expert_dtype or "", embedding_dtype=m.embedding_dtype or "",
+            sources=" ".join(sorted(set(m.sources.values()))),
+        ))
+    return pd.DataFrame(rows)
