@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
+from tokenomics.data.specs import rental_price
 from tokenomics.economics.cost import (
     blended_price,
     cost_per_million_tokens,
@@ -18,7 +19,6 @@ from tokenomics.economics.cost import (
     margin,
     price,
     price_table,
-    rental_price,
     serving_day,
     tco_usd_per_device_hour,
 )

@@ -11,12 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
+from tokenomics.data.topology import topology
 from tokenomics.physics.collectives import (
     group_allreduce_time,
     group_alltoall_time,
     pipeline_bubble_fraction,
     step_comm,
-    topology,
 )
 
 BW = 450e9      # H100 NVLink 4, per direction

@@ -38,7 +38,8 @@ _TOP = {
     ),
     "data": (
         "Attention", "Deployment", "Efficiency", "Hardware", "hardware", "load_catalog", "Model",
-        "model", "model_from_hf_config", "MoE", "Price", "ROOFLINE", "sources",
+        "model", "model_from_hf_config", "MoE", "Price", "rental_price", "ROOFLINE", "sources",
+        "topology",
     ),
     "physics": (
         "allgather_time", "allreduce_time", "alltoall_time", "attainable_flop_per_s",
@@ -47,7 +48,7 @@ _TOP = {
         "kv_bytes_per_token", "kv_bytes_per_token_per_layer", "kv_cache_bytes", "max_batch",
         "memory_fit", "MemoryFit", "min_devices", "operator_table", "p2p_time", "param_breakdown",
         "param_count", "pipeline_bubble_fraction", "prefill", "reduce_scatter_time",
-        "ridge_point", "roofline_time", "step_comm", "StepResult", "topology", "weight_bytes",
+        "ridge_point", "roofline_time", "step_comm", "StepResult", "weight_bytes",
         "weight_bytes_per_device",
     ),
     "serving": (
@@ -66,7 +67,7 @@ _TOP = {
     "economics": (
         "ApiPrice", "blended_price", "cost_per_million_tokens", "deployment_cost",
         "DeploymentCost", "Energy", "energy_per_token", "margin", "price", "price_table",
-        "rental_price", "serving_day", "ServingDay", "tco_usd_per_device_hour",
+        "serving_day", "ServingDay", "tco_usd_per_device_hour",
     ),
     "calibration": (
         "calibration_report", "efficiency_presets", "forecast_interval", "load_measurements",

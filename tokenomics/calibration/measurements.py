@@ -32,7 +32,8 @@ import pandas as pd
 
 from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir, hardware, model, read_toml
-from tokenomics.data.specs import ROOFLINE, Deployment, Efficiency
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.memory import max_batch
 from tokenomics.physics.step import decode, prefill
 

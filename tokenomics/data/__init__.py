@@ -7,10 +7,14 @@ Modules
 -------
 ``catalog``
     Load and validate the hardware and model catalogs (TOML files) and their bibliography.
+``deployment``
+    A deployment: a model served on a group of identical devices, with its formats and layout.
 ``hf_config``
     Read a Hugging Face ``config.json`` into a :class:`~tokenomics.data.specs.Model`.
 ``specs``
     Frozen specifications: hardware, model architecture, deployment and efficiencies.
+``topology``
+    The links a device's collectives cross: its scale-up domain and its scale-out NIC.
 """
 
 from tokenomics.core.lazy import attach
@@ -33,16 +37,22 @@ _EXPORTS = {
     "main": ".catalog",
     "data_sources": ".catalog",
     "sourced_quantity": ".catalog",
+    "Deployment": ".deployment",
     "model_from_hf_config": ".hf_config",
     "Price": ".specs",
     "Hardware": ".specs",
+    "rental_price": ".specs",
     "Attention": ".specs",
     "MoE": ".specs",
     "Model": ".specs",
     "Efficiency": ".specs",
     "ROOFLINE": ".specs",
-    "Deployment": ".specs",
+    "ALGORITHMS": ".topology",
+    "DEFAULT_SCALE_UP_LATENCY_S": ".topology",
+    "DEFAULT_SCALE_OUT_LATENCY_S": ".topology",
+    "Topology": ".topology",
+    "topology": ".topology",
 }
-_MODULES = ('catalog', 'hf_config', 'specs',)
+_MODULES = ('catalog', 'deployment', 'hf_config', 'specs', 'topology',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -16,7 +16,6 @@ from tokenomics.core.lazy import attach
 _EXPORTS = {
     "HOURS_PER_YEAR": ".cost",
     "cost_per_million_tokens": ".cost",
-    "rental_price": ".cost",
     "default_assumptions": ".cost",
     "tco_usd_per_device_hour": ".cost",
     "DeploymentCost": ".cost",

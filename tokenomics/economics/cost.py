@@ -49,7 +49,8 @@ from tokenomics.core.errors import (
     UnknownEntryError,
 )
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
-from tokenomics.data.specs import Deployment, Hardware, Price
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import Hardware, rental_price
 from tokenomics.physics.step import decode, prefill
 
 HOURS_PER_YEAR = 8760.0
@@ -90,42 +91,6 @@ def cost_per_million_tokens(usd_per_device_hour: Any, tokens_per_s_per_device: A
 # --------------------------------------------------------------------------------------------
 # Hourly price of a device: rental tiers or total cost of ownership
 # --------------------------------------------------------------------------------------------
-def rental_price(hw: Hardware, tier: str | None = None) -> Price:
-    """The latest dated rental price of a device, optionally of one tier.
-
-    Parameters
-    ----------
-    hw : Hardware
-    tier : str, optional
-        ``"hyperscaler-on-demand"``, ``"hyperscaler-capacity-block"``,
-        ``"neocloud-on-demand"``, ``"long-term-contract"``, ``"estimate"``.
-
-    Returns
-    -------
-    Price
-        ``usd`` is per device-hour [USD/hour].
-
-    Raises
-    ------
-    NotPublishedError
-        When the catalog has no rental price (of that tier) for the device; the message lists
-        what it has.
-
-    Examples
-    --------
-    >>> from tokenomics.data.catalog import hardware
-    >>> rental_price(hardware("h800")).usd     # DeepSeek's assumption
-    2.0
-    """
-    rentals = [p for p in hw.prices if p.per_hour and (tier is None or p.tier == tier)]
-    if not rentals:
-        have = ", ".join(f"{p.tier} {p.date}" for p in hw.prices if p.per_hour) or "none"
-        raise NotPublishedError(
-            f"{hw.id}: no rental price{' of tier ' + repr(tier) if tier else ''} in the catalog "
-            f"(rental prices it has: {have}); pass usd_per_device_hour")
-    return sorted(rentals, key=lambda p: p.date)[-1]
-
-
 @lru_cache(maxsize=1)
 def _assumptions() -> dict[str, float]:
     folder = catalog_dir("price_catalog")

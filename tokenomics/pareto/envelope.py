@@ -41,9 +41,11 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, NotPublishedError, TokenomicsError
-from tokenomics.data.specs import Deployment
-from tokenomics.economics.cost import cost_per_million_tokens, rental_price
-from tokenomics.physics.collectives import ALGORITHMS, step_comm
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import rental_price
+from tokenomics.data.topology import ALGORITHMS
+from tokenomics.economics.cost import cost_per_million_tokens
+from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.memory import max_batch
 from tokenomics.physics.operators import OPERATORS, _distinct_experts, step_costs
 from tokenomics.physics.step import _step_seconds

@@ -28,16 +28,11 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
-    "ALGORITHMS": ".collectives",
-    "DEFAULT_SCALE_UP_LATENCY_S": ".collectives",
-    "DEFAULT_SCALE_OUT_LATENCY_S": ".collectives",
     "p2p_time": ".collectives",
     "allreduce_time": ".collectives",
     "allgather_time": ".collectives",
     "reduce_scatter_time": ".collectives",
     "alltoall_time": ".collectives",
-    "Topology": ".collectives",
-    "topology": ".collectives",
     "group_allreduce_time": ".collectives",
     "group_allgather_time": ".collectives",
     "group_alltoall_time": ".collectives",

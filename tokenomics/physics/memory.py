@@ -30,7 +30,8 @@ from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.dtypes import dtype as _dtype
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
-from tokenomics.data.specs import Deployment, Hardware, Model
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import Hardware, Model
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer, kv_tokens_held
 from tokenomics.physics.params import param_breakdown
 

@@ -52,7 +52,8 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.specs import Deployment, Model
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import Model
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer
 from tokenomics.physics.params import attention_params_per_layer, expert_params, ffn_params
 

@@ -41,7 +41,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.specs import Deployment
+from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.memory import ensure_fits, memory_fit
 from tokenomics.physics.operators import OPERATORS, OpCost, step_costs

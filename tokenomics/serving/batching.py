@@ -43,7 +43,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.specs import Deployment
+from tokenomics.data.deployment import Deployment
 from tokenomics.physics.kv import kv_cache_bytes
 from tokenomics.physics.memory import memory_fit
 from tokenomics.physics.operators import OpCost, step_costs

@@ -62,7 +62,7 @@ from scipy.stats import poisson
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
-from tokenomics.data.specs import Deployment
+from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import p2p_time
 from tokenomics.physics.kv import kv_cache_bytes
 from tokenomics.physics.memory import max_batch, memory_fit

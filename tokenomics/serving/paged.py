@@ -63,7 +63,7 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import to_array
-from tokenomics.data.specs import Deployment
+from tokenomics.data.deployment import Deployment
 from tokenomics.physics.memory import (
     activation_workspace_bytes_per_token,
     kv_per_sequence_bytes,

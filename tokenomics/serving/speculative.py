@@ -31,7 +31,7 @@ per user and the throughput ratio per device are the same number at a fixed batc
 Assumptions (all documented where they enter):
 
 * The drafter and the target **time-share the same devices**: the draft's :math:`k` steps add
-  to the cycle (no overlap with verification), and a draft :class:`~tokenomics.data.specs.Deployment`
+  to the cycle (no overlap with verification), and a draft :class:`~tokenomics.data.deployment.Deployment`
   must be on the target's hardware; its weights and KV cache are added to the target's per
   device when checking memory.
 * A draft model's :math:`k` steps are each costed at context :math:`C` (its cache grows from
@@ -64,7 +64,7 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
-from tokenomics.data.specs import Deployment
+from tokenomics.data.deployment import Deployment
 from tokenomics.physics.memory import MemoryFit, ensure_fits, memory_fit
 from tokenomics.physics.step import OnOOM, _check_oom, decode
 

@@ -94,7 +94,8 @@ from tokenomics.core.errors import (
 )
 from tokenomics.core.units import as_magnitude, to_array
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
-from tokenomics.data.specs import Deployment, Hardware
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import Hardware
 from tokenomics.physics.kv import kv_bytes_per_token
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import decode, prefill
@@ -416,7 +417,7 @@ def _bundled_tiers() -> Mapping[str, Tier]:
 
 
 def _rental_usd_per_hour(hw: Hardware) -> float:
-    from tokenomics.economics.cost import rental_price
+    from tokenomics.data.specs import rental_price
 
     return float(rental_price(hw).usd)
 
@@ -476,7 +477,7 @@ def hbm_tier(hardware: Hardware | str = "h100-sxm",
     src = {"capacity": hw.sources.get("memory.capacity", ""),
            "read_bandwidth": hw.sources.get("memory.bandwidth", "")}
     if usd_per_device_hour is None:
-        from tokenomics.economics.cost import rental_price
+        from tokenomics.data.specs import rental_price
 
         src["holding_cost"] = rental_price(hw).source
     return Tier(name="hbm", title=f"{hw.name} HBM", capacity_bytes=hw.mem_capacity_bytes,

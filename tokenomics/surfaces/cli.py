@@ -31,7 +31,8 @@ import pandas as pd
 
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data import catalog as catalog
-from tokenomics.data.specs import Deployment, Efficiency
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import Efficiency
 from tokenomics.physics.kv import kv_bytes_per_token
 from tokenomics.physics.memory import devices_needed, max_batch, memory_fit, min_devices
 from tokenomics.physics.params import param_breakdown, param_count

@@ -60,7 +60,7 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
-from tokenomics.data.specs import Deployment
+from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer
 from tokenomics.physics.memory import (
@@ -312,7 +312,7 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     B, C = float(Barr), float(Carr)
     price_note = ""
     if usd_per_device_hour is None:
-        from tokenomics.economics.cost import rental_price
+        from tokenomics.data.specs import rental_price
 
         try:
             pr = rental_price(dep.hardware)

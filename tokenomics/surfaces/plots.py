@@ -27,7 +27,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.specs import Deployment
+from tokenomics.data.deployment import Deployment
 from tokenomics.economics.cost import DeploymentCost
 from tokenomics.physics.memory import memory_fit
 from tokenomics.physics.roofline import ridge_point

@@ -1,0 +1,230 @@
+"""A deployment: a model served on a group of identical devices, with its formats and layout.
+
+A :class:`Deployment` names the model and hardware (catalog ids resolve through
+:mod:`tokenomics.data.catalog`), the tensor/pipeline/expert/attention-data parallel layout,
+the weight, KV, activation and compute formats, the memory budget and the efficiencies. It
+rejects at construction any layout the model or the hardware's links cannot run
+(:mod:`tokenomics.data.topology`), so every later stage may take it as valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from tokenomics.core.dtypes import dtype
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.data import catalog
+from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware, Model, _coerce
+from tokenomics.data.topology import ALGORITHMS, topology
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A model served on a group of identical devices.
+
+    Parameters
+    ----------
+    model : Model or str
+        A :class:`Model` or a catalog id.
+    hardware : Hardware or str
+        A :class:`Hardware` or a catalog id.
+    tp, pp : int
+        Devices per pipeline stage and pipeline stages; the replica spans ``tp * pp``
+        devices. Within a stage, the dense layers are tensor-parallel over ``tp``.
+    ep : int
+        Expert parallelism: 1 (routed experts tensor-parallel over ``tp``, an all-reduce per
+        MoE layer) or ``tp`` (each device of the stage holds ``E / tp`` whole experts; tokens
+        travel by all-to-all dispatch and combine). Must divide the expert count.
+    dp_attention : int
+        Attention data parallelism inside a stage (divides ``tp``): attention runs
+        tensor-parallel over ``tp / dp_attention`` devices, each such group serving its own
+        ``1 / dp_attention`` of the sequences with its own copy of the attention weights (as
+        DeepSeek-style deployments run MLA beside expert-parallel MoE).
+    weight_dtype : str, optional
+        Weight format; default the model's released format.
+    expert_dtype : str, optional
+        Routed-expert weight format; default the model's (e.g. gpt-oss MXFP4), else
+        ``weight_dtype``.
+    embedding_dtype : str, optional
+        Format of the token embedding and LM head; default their released format (the
+        model's ``embedding_dtype``, else its ``weight_dtype``), whatever ``weight_dtype`` is:
+        weight quantization recipes convert only the linear layers of the transformer blocks
+        and keep the embedding and LM head at the checkpoint's format (Neural Magic's
+        Llama 3.1 FP8 checkpoints; DeepSeek-V3's FP8 release).
+    kv_dtype : str
+        KV-cache format (default ``"bf16"``).
+    act_dtype : str
+        Activation format (default ``"bf16"``).
+    compute_dtype : str, optional
+        Format the matrix units run at (selects the hardware peak); default ``act_dtype``.
+        Weight-only quantisation (W4A16) computes at the activation format.
+    efficiency : Efficiency
+        Default :data:`ROOFLINE` (the bound).
+    usable_memory_fraction : float
+        Fraction of device memory the serving engine may use, (0, 1]. Default 0.9, vLLM's
+        ``gpu_memory_utilization`` default.
+    runtime_reserve_bytes : float
+        Memory per device held by the runtime outside the engine's pool (CUDA context,
+        NCCL buffers) [B]. Default 0.
+    workspace_bytes : float, optional
+        Activation workspace per device [B]. Default: estimated by
+        :func:`tokenomics.physics.memory.activation_workspace_bytes` for the step being sized.
+    allow_beyond_max_context : bool
+        Permit contexts longer than the model's ``max_position_embeddings``.
+    comm_overlap : float
+        Fraction of communication time hidden behind compute, [0, 1] (default 0: none). At
+        most the step's compute-and-memory time can be hidden.
+    allreduce_algorithm : {"auto", "ring", "tree", "one_shot", "two_shot"}
+        All-reduce algorithm (see :mod:`tokenomics.physics.collectives`); ``"auto"`` takes the fastest.
+    kv_shard : {"heads", "all"}
+        How the KV cache is split over the ``tp`` devices. ``"heads"`` (default, Megatron-style
+        tensor parallelism): by KV head, so a ``tp`` above the KV-head count replicates heads
+        and MLA's single latent is replicated on every rank. ``"all"``: evenly over all
+        devices (by sequence or batch, as the scaling book's fully sharded layouts and
+        attention data parallelism do), no replication.
+
+    References
+    ----------
+    .. [1] Neural Magic, "Meta-Llama-3.1-70B-Instruct-FP8" model card, Hugging Face, 2024
+       (https://huggingface.co/neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8): the FP8
+       recipe converts the linear layers inside the transformer blocks only, so the
+       embedding and LM head keep the release format (the ``embedding_dtype`` default).
+    """
+
+    model: Model
+    hardware: Hardware
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    # None selects the documented default; after construction each is a canonical name.
+    weight_dtype: str = None  # type: ignore[assignment]
+    expert_dtype: str = None  # type: ignore[assignment]
+    embedding_dtype: str = None  # type: ignore[assignment]
+    kv_dtype: str = "bf16"
+    act_dtype: str = "bf16"
+    compute_dtype: str = None  # type: ignore[assignment]
+    efficiency: Efficiency = ROOFLINE
+    usable_memory_fraction: float = 0.9
+    runtime_reserve_bytes: float = 0.0
+    workspace_bytes: float | None = None
+    allow_beyond_max_context: bool = False
+    kv_shard: str = "heads"
+    dp_attention: int = 1
+    comm_overlap: float = 0.0
+    allreduce_algorithm: str = "auto"
+
+    def __post_init__(self) -> None:
+        _coerce(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
+        if self.kv_shard not in ("heads", "all"):
+            raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
+        if isinstance(self.model, str):
+            object.__setattr__(self, "model", catalog.model(self.model))
+        if isinstance(self.hardware, str):
+            object.__setattr__(self, "hardware", catalog.hardware(self.hardware))
+        for name in ("tp", "pp", "ep", "dp_attention"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise TokenomicsError(f"{name} must be a positive integer, got {v!r}")
+        self._check_layout()
+        if not (0.0 <= self.comm_overlap <= 1.0):
+            raise TokenomicsError(f"comm_overlap must be in [0, 1], got {self.comm_overlap!r}")
+        if self.allreduce_algorithm not in ALGORITHMS + ("auto",):
+            raise TokenomicsError(
+                f"allreduce_algorithm must be one of {', '.join(ALGORITHMS + ('auto',))}, "
+                f"got {self.allreduce_algorithm!r}")
+        if self.weight_dtype is None:
+            object.__setattr__(self, "weight_dtype", self.model.weight_dtype)
+        if self.expert_dtype is None:
+            object.__setattr__(
+                self, "expert_dtype",
+                self.model.expert_dtype if self.model.expert_dtype and
+                self.weight_dtype == self.model.weight_dtype else self.weight_dtype)
+        if self.embedding_dtype is None:
+            object.__setattr__(self, "embedding_dtype",
+                               self.model.embedding_dtype or self.model.weight_dtype)
+        if self.compute_dtype is None:
+            object.__setattr__(self, "compute_dtype", self.act_dtype)
+        for name in ("weight_dtype", "expert_dtype", "embedding_dtype", "kv_dtype", "act_dtype",
+                     "compute_dtype"):
+            object.__setattr__(self, name, dtype(getattr(self, name)).name)
+        if not (0.0 < self.usable_memory_fraction <= 1.0):
+            raise TokenomicsError(
+                f"usable_memory_fraction must be in (0, 1], got {self.usable_memory_fraction!r}")
+        if not (self.runtime_reserve_bytes >= 0):
+            raise TokenomicsError(
+                f"runtime_reserve_bytes must be >= 0, got {self.runtime_reserve_bytes!r}")
+        if self.workspace_bytes is not None and not (self.workspace_bytes >= 0):
+            raise TokenomicsError(f"workspace_bytes must be >= 0, got {self.workspace_bytes!r}")
+        # Fail early if the compute format has no published peak on this hardware.
+        self.hardware.peak(self.compute_dtype)
+
+    def _check_layout(self) -> None:
+        """Reject parallel layouts the model or the hardware cannot run."""
+        m, a = self.model, self.model.attention
+        if self.pp > m.num_layers:
+            raise TokenomicsError(f"pp={self.pp} exceeds the model's {m.num_layers} layers")
+        if self.tp % self.dp_attention:
+            raise TokenomicsError(
+                f"dp_attention={self.dp_attention} must divide tp={self.tp}")
+        atp = self.attention_tp
+        if a.num_q_heads % atp:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} (tp / dp_attention) must divide "
+                f"{m.id}'s {a.num_q_heads} query heads")
+        if a.kind != "MLA" and a.num_kv_heads % atp and atp % a.num_kv_heads:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} must divide {m.id}'s {a.num_kv_heads} KV "
+                "heads or be a multiple of them")
+        if self.ep > 1:
+            if not m.is_moe:
+                raise TokenomicsError(f"ep={self.ep} but {m.id} has no experts; use ep=1")
+            if self.ep != self.tp:
+                raise TokenomicsError(
+                    f"ep must be 1 (experts tensor-parallel) or tp={self.tp} (whole experts "
+                    f"spread over the stage), got ep={self.ep}")
+            assert m.moe is not None
+            if m.moe.num_experts % self.ep:
+                raise TokenomicsError(
+                    f"ep={self.ep} must divide {m.id}'s {m.moe.num_experts} routed experts")
+        topo = topology(self.hardware)
+        if self.tp > 1 and topo.domain_size == 0:
+            raise TokenomicsError(
+                f"{self.hardware.id}: scale-up domain size not published; give it with "
+                "hardware.with_(scale_up_domain_size=...)")
+        topo.check(self.tp, f"tp={self.tp}", self.hardware.id)
+        if self.pp > 1:
+            topo.check(self.n_devices if self.n_devices > max(topo.domain_size, 1) else 1,
+                       f"the replica of tp*pp={self.n_devices}", self.hardware.id)
+
+    @property
+    def attention_tp(self) -> int:
+        """Devices one attention head group is split over: ``tp / dp_attention``."""
+        return self.tp // self.dp_attention
+
+    @property
+    def n_devices(self) -> int:
+        """Devices in one model replica, ``tp * pp``."""
+        return self.tp * self.pp
+
+    @property
+    def kv_replication(self) -> float:
+        """Copies of each KV head across the attention tensor-parallel group.
+
+        GQA/MQA with attention TP above the KV-head count replicate each head
+        ``attention_tp / num_kv_heads`` times; MLA's shared latent is replicated on every
+        attention-TP rank. 1 with ``kv_shard="all"``.
+        """
+        att = self.model.attention
+        if self.kv_shard == "all":
+            return 1.0
+        atp = self.attention_tp
+        if att.kind == "MLA":
+            return float(atp)
+        return float(atp / min(atp, att.num_kv_heads))
+
+    def with_(self, **changes: Any) -> Deployment:
+        """Return a copy with fields replaced."""
+        return replace(self, **changes)
