@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import tokenomics as tk
 from tokenomics.core.units import parse_quantity
-from tokenomics.physics.operators import _span_sum
+from tokenomics.physics.formulas import span_sum as _span_sum
 
 pos = st.floats(min_value=1e-3, max_value=1e18, allow_nan=False, allow_infinity=False)
 MODELS = ["llama-3.1-8b", "llama-3.1-70b", "deepseek-v3", "gpt-oss-120b", "gemma-3-27b",

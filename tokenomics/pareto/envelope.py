@@ -46,8 +46,9 @@ from tokenomics.data.specs import rental_price
 from tokenomics.data.topology import ALGORITHMS
 from tokenomics.economics.cost import cost_per_million_tokens
 from tokenomics.physics.collectives import step_comm
+from tokenomics.physics.formulas import distinct_experts, tokens_for_distinct_fraction
 from tokenomics.physics.memory import max_batch
-from tokenomics.physics.operators import OPERATORS, _distinct_experts, step_costs
+from tokenomics.physics.operators import OPERATORS, step_costs
 from tokenomics.physics.step import _step_seconds
 
 _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
@@ -86,12 +87,12 @@ def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[floa
         m = dep.model.moe
         assert m is not None
         f1 = float(two["moe_experts"].flops - one["moe_experts"].flops) / (dep.tp * peak)
-        wb = float(one["moe_experts"].weight_bytes) / float(_distinct_experts(m.num_experts,
+        wb = float(one["moe_experts"].weight_bytes) / float(distinct_experts(m.num_experts,
                                                                               m.top_k, T))
         act1 = float(two["moe_experts"].act_bytes - one["moe_experts"].act_bytes)
 
         def g(b: float) -> float:
-            d = float(_distinct_experts(m.num_experts, m.top_k, b * T))
+            d = float(distinct_experts(m.num_experts, m.top_k, b * T))
             return f1 * b - (wb * d + act1 * b) / (dep.tp * bw)
 
         lo, hi = 1.0 / pp, b_max / pp
@@ -100,7 +101,7 @@ def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[floa
         for frac in _MOE_FRACTIONS:
             k, E = m.top_k, m.num_experts
             if k < E:
-                b = math.log(1 - frac) / math.log(1 - k / E) / T
+                b = tokens_for_distinct_fraction(E, k, frac) / T
                 out.append(b * pp)
     # Communication: where the fastest all-reduce algorithm changes (lines cross).
     # Each collective picks its own fastest algorithm, so kinks come per collective.

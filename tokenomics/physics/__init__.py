@@ -9,6 +9,8 @@ Modules
 -------
 ``collectives``
     Collective communication: times of all-reduce, all-gather, reduce-scatter, all-to-all and
+``formulas``
+    The per-unit cost formulas of a transformer step, each written once.
 ``kv``
     KV-cache bytes: per token, per layer, and for a context (windows and chunks honoured).
 ``memory``
@@ -40,6 +42,16 @@ _EXPORTS = {
     "pipeline_bubble_fraction": ".collectives",
     "CommCost": ".collectives",
     "step_comm": ".collectives",
+    "attention_pair_flops": ".formulas",
+    "mla_absorbed_pair_flops": ".formulas",
+    "mla_up_projection_flops_per_token": ".formulas",
+    "kv_elements_per_token_per_layer": ".formulas",
+    "attention_io_elements_per_token": ".formulas",
+    "attention_pair_flops_as_run": ".formulas",
+    "span_sum": ".formulas",
+    "kv_read_tokens": ".formulas",
+    "distinct_experts": ".formulas",
+    "tokens_for_distinct_fraction": ".formulas",
     "kv_bytes_per_token_per_layer": ".kv",
     "kv_bytes_per_token": ".kv",
     "kv_tokens_held": ".kv",
@@ -78,6 +90,6 @@ _EXPORTS = {
     "prefill": ".step",
     "operator_table": ".step",
 }
-_MODULES = ('collectives', 'kv', 'memory', 'operators', 'params', 'roofline', 'step',)
+_MODULES = ('collectives', 'formulas', 'kv', 'memory', 'operators', 'params', 'roofline', 'step',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

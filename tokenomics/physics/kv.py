@@ -30,6 +30,7 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.data.specs import Model
+from tokenomics.physics.formulas import kv_elements_per_token_per_layer
 
 
 def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
@@ -55,11 +56,7 @@ def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
     >>> kv_bytes_per_token_per_layer(model("llama-3.1-70b"))  # 2 * 8 * 128 * 2
     4096.0
     """
-    a = model.attention
-    b = bytes_per_element(kv_dtype)
-    if a.kind == "MLA":
-        return float((a.kv_lora_rank + a.qk_rope_head_dim) * b)
-    return float(a.num_kv_heads * (a.head_dim + a.v_head_dim) * b)
+    return float(kv_elements_per_token_per_layer(model.attention) * bytes_per_element(kv_dtype))
 
 
 def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:

@@ -54,6 +54,7 @@ from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Model
+from tokenomics.physics import formulas as F
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer
 from tokenomics.physics.params import attention_params_per_layer, expert_params, ffn_params
 
@@ -97,35 +98,7 @@ def expected_active_experts(num_experts: int, top_k: int, tokens: Any) -> Any:
     if not (1 <= top_k <= num_experts):
         raise TokenomicsError(f"top_k must be in [1, num_experts={num_experts}], got {top_k}")
     n = V.counts(tokens, "tokens")
-    return V.scalar_or_array(_distinct_experts(num_experts, top_k, n))
-
-
-def _distinct_experts(num_experts: int, top_k: int, n: Any) -> Any:
-    """Unvalidated :func:`expected_active_experts` (n may be fractional)."""
-    if top_k >= num_experts:
-        return np.full_like(np.asarray(n, float), float(num_experts))
-    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** np.asarray(n, float))
-
-
-def _span_sum(kind: str, window: float, n: np.ndarray) -> np.ndarray:
-    """:math:`\\sum_{i=1}^{n} \\mathrm{span}(i)` in closed form."""
-    if kind == "full" or not np.isfinite(window):
-        return n * (n + 1.0) / 2.0
-    w = float(window)
-    if kind == "sliding":
-        return np.where(n <= w, n * (n + 1.0) / 2.0, w * (w + 1.0) / 2.0 + (n - w) * w)
-    q = np.floor(n / w)
-    r = n - q * w
-    return q * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0
-
-
-def _kv_read_tokens(kind: str, window: float, c: np.ndarray) -> np.ndarray:
-    """Cached tokens a step's new tokens read in one layer of a group."""
-    if kind == "full" or not np.isfinite(window):
-        return c
-    if kind == "sliding":
-        return np.minimum(c, window)
-    return np.mod(c, window)  # chunked: the current chunk's earlier tokens
+    return V.scalar_or_array(F.distinct_experts(num_experts, top_k, np.asarray(n, float)))
 
 
 @dataclass(frozen=True)
@@ -201,12 +174,8 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     p_att = attention_params_per_layer(m)
     p_o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
     p_qkv = p_att - p_o
-    if a.kind == "MLA":
-        p_kvb = a.kv_lora_rank * a.num_q_heads * (a.qk_nope_head_dim + a.v_head_dim)
-        qkv_out = a.num_q_heads * a.head_dim + a.kv_lora_rank + a.qk_rope_head_dim
-    else:
-        p_kvb = 0
-        qkv_out = a.num_q_heads * a.head_dim + a.num_kv_heads * (a.head_dim + a.v_head_dim)
+    # Outputs: the queries plus what the cache stores (K and V, or MLA's latent and RoPE key).
+    qkv_out = a.num_q_heads * a.head_dim + F.kv_elements_per_token_per_layer(a)
     out.append(OpCost("attn_qkv", 2.0 * N * p_qkv * L, rep * p_qkv * w * L + zero, zero,
                       N * (h + qkv_out) * act * L))
 
@@ -215,18 +184,16 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     flops_core = zero.copy()
     kv_read = zero.copy()
     for kind, win, count in m.window_groups():
-        pairs = _span_sum(kind, win, c + T) - _span_sum(kind, win, c)
-        if a.kind == "MLA":
-            expanded = (pairs * 2.0 * a.num_q_heads * (a.head_dim + a.v_head_dim)
-                        + 2.0 * _kv_read_tokens(kind, win, c) * p_kvb)
-            absorbed = pairs * 2.0 * a.num_q_heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
-            per_seq = np.minimum(expanded, absorbed)
-        else:
-            per_seq = pairs * 2.0 * a.num_q_heads * (a.head_dim + a.v_head_dim)
+        pairs = F.span_sum(kind, win, c + T) - F.span_sum(kind, win, c)
+        read = F.kv_read_tokens(kind, win, c)
+        per_seq = pairs * F.attention_pair_flops(a)
+        if a.kind == "MLA":   # the cheaper of the expanded and the absorbed forms
+            per_seq = np.minimum(per_seq + read * F.mla_up_projection_flops_per_token(a),
+                                 pairs * F.mla_absorbed_pair_flops(a))
         flops_core = flops_core + B * per_seq * count
-        kv_read = kv_read + B * _kv_read_tokens(kind, win, c) * kv_tok_layer * count
+        kv_read = kv_read + B * read * kv_tok_layer * count
     kv_write = N * kv_tok_layer * L
-    att_io = N * (a.num_q_heads * (a.head_dim + a.v_head_dim)) * act * L
+    att_io = N * F.attention_io_elements_per_token(a) * act * L
     out.append(OpCost("attn_core", flops_core, zero, kv_read + kv_write, att_io + zero))
 
     out.append(OpCost("attn_out", 2.0 * N * p_o * L, rep * p_o * w * L + zero, zero,
@@ -253,7 +220,7 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
         out.append(OpCost("moe_shared", 2.0 * N * p_sh * Lm, p_sh * w * Lm + zero, zero,
                           N * sh_io * Lm))
         p_e = expert_params(m)
-        distinct = _distinct_experts(E, k, N)
+        distinct = F.distinct_experts(E, k, N)
         e_io = k * (2 * h + 3 * moe.expert_intermediate_size) * act
         out.append(OpCost("moe_experts", 2.0 * N * k * p_e * Lm, distinct * p_e * we * Lm,
                           zero, N * e_io * Lm))

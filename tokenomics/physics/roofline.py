@@ -28,6 +28,7 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.data.specs import Attention, Hardware, Model
+from tokenomics.physics import formulas as F
 
 
 def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
@@ -203,12 +204,8 @@ def attention_decode_intensity(model: Model | Attention, kv_dtype: str = "bf16")
     8.0
     """
     a = model.attention if isinstance(model, Model) else model
-    b = bytes_per_element(kv_dtype)
-    if a.kind == "MLA":
-        flops = 2.0 * a.num_q_heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
-        return flops / ((a.kv_lora_rank + a.qk_rope_head_dim) * b)
-    flops = 2.0 * a.num_q_heads * (a.head_dim + a.v_head_dim)
-    return flops / (a.num_kv_heads * (a.head_dim + a.v_head_dim) * b)
+    return F.attention_pair_flops_as_run(a) / (
+        F.kv_elements_per_token_per_layer(a) * bytes_per_element(kv_dtype))
 
 
 def roofline_time(flops: Any, bytes_moved: Any, peak_flop_per_s: Any,

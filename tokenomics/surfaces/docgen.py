@@ -17,6 +17,7 @@ import os
 import runpy
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pandas as pd
 
@@ -152,7 +153,7 @@ def api_pages(out: Path) -> None:
     (api / "index.md").write_text("\n".join(index) + "\n")
 
 
-def _module_page(mod: Any) -> str:
+def _module_page(mod: ModuleType) -> str:
     """Markdown of one module: its docstring, then each public function's and class's."""
     lines = [f"# `{mod.__name__}`\n", "```text", inspect.cleandoc(mod.__doc__ or ""), "```\n"]
     public = getattr(mod, "__all__", None) or [

@@ -61,6 +61,7 @@ from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.deployment import Deployment
+from tokenomics.physics import formulas as F
 from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer
 from tokenomics.physics.memory import (
@@ -68,7 +69,7 @@ from tokenomics.physics.memory import (
     logits_workspace_bytes_per_sequence,
     weight_bytes_per_device,
 )
-from tokenomics.physics.operators import _distinct_experts, step_costs
+from tokenomics.physics.operators import step_costs
 
 __all__ = ["export_sizing_sheet", "export_table_csv", "spreadsheet_formula"]
 
@@ -382,21 +383,21 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
 
     # Attention core, per micro-batch sequence on one device, as functions of the context.
     mla = a.kind == "MLA"
-    pair_v = 2.0 * a.num_q_heads * (a.head_dim + a.v_head_dim) / tp
+    pair_v = F.attention_pair_flops(a) / tp
     if mla:
         fe = s.value("attention FLOPs per (query, key) pair per layer, expanded MLA", pair_v,
                      "FLOP", "2 n_q (d_k + d_v) / tp")
-        p_kvb = a.kv_lora_rank * a.num_q_heads * (a.qk_nope_head_dim + a.v_head_dim)
         fu = s.value("MLA latent up-projection FLOPs per cached token per layer",
-                     2.0 * p_kvb / tp, "FLOP", "2 r_kv n_q (d_nope + d_v) / tp")
+                     F.mla_up_projection_flops_per_token(a) / tp, "FLOP",
+                     "2 r_kv n_q (d_nope + d_v) / tp")
         fa = s.value("attention FLOPs per (query, key) pair per layer, absorbed MLA",
-                     2.0 * a.num_q_heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim) / tp,
+                     F.mla_absorbed_pair_flops(a) / tp,
                      "FLOP", "2 n_q (2 r_kv + d_rope) / tp; the cheaper form is costed")
     else:
         fp = s.value("attention FLOPs per (query, key) pair per layer", pair_v, "FLOP",
                      "2 n_q (d_k + d_v) / tp")
     att_io = s.value("attention activation bytes per sequence per device",
-                     a.num_q_heads * (a.head_dim + a.v_head_dim) * act * m.num_layers / tp,
+                     F.attention_io_elements_per_token(a) * act * m.num_layers / tp,
                      "B", "queries in, outputs out")
 
     # Every other operator: FLOPs F1 b, bytes Q0 + Q1 b, from step_costs at b = 1, 2, 4.
@@ -420,7 +421,7 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
                    for b in bs}
             q0, q1 = _linear(f"{name} activation bytes", lin)
             per_expert = {b: _num(costs[b][name].weight_bytes) / tp
-                          / float(_distinct_experts(moe.num_experts, moe.top_k, b)) for b in bs}
+                          / float(F.distinct_experts(moe.num_experts, moe.top_k, b)) for b in bs}
             if not (_close(per_expert[1.0], per_expert[2.0]) and
                     _close(per_expert[1.0], per_expert[4.0])):
                 raise TokenomicsError("internal: expert bytes are not per distinct expert")
@@ -433,7 +434,7 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
             Q0x = s.value("moe_experts: other fixed bytes per device", q0, "B")
             Q1 = s.value("moe_experts: bytes per sequence per device", q1, "B",
                          "activations")
-            distinct = E if moe.top_k >= moe.num_experts else E * (1 - (1 - k / E) ** _B())
+            distinct = F.distinct_experts(E, k, _B())
             ops.append((name, F1, Q0x + we * distinct, Q1))
         else:
             q0, q1 = _linear(f"{name} bytes", {b: _num(costs[b][name].bytes) / tp for b in bs})
