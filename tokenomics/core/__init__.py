@@ -45,6 +45,7 @@ _EXPORTS = {
     "parse_quantity": ".units",
     "as_magnitude": ".units",
     "to_array": ".units",
+    "coerce_fields": ".units",
 }
 _MODULES = ('checks', 'dtypes', 'errors', 'lazy', 'units',)
 

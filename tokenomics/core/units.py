@@ -27,6 +27,7 @@ pint documentation, "Defining units" and "Performance": https://pint.readthedocs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -202,3 +203,25 @@ def to_array(x: Any, name: str) -> np.ndarray:
     except (TypeError, ValueError):
         raise UnitError(f"{name} must be a number or an array of numbers, got {x!r}") from None
     return arr
+
+
+def coerce_fields(obj: Any, units: Mapping[str, str]) -> None:
+    """Convert pint Quantities given for the named fields of a frozen dataclass to floats.
+
+    Parameters
+    ----------
+    obj : dataclass instance
+        Its fields named in ``units`` may hold a pint Quantity; each becomes a plain float in
+        that field's canonical unit (other values are left as they are).
+    units : Mapping[str, str]
+        Field name -> canonical unit (``{"mem_capacity_bytes": "B"}``).
+
+    Raises
+    ------
+    UnitError
+        For a Quantity of the wrong dimension.
+    """
+    for name, unit in units.items():
+        v = getattr(obj, name)
+        if v is not None and hasattr(v, "units"):
+            object.__setattr__(obj, name, float(as_magnitude(v, unit, name)))

@@ -11,10 +11,12 @@ Modules
     A deployment: a model served on a group of identical devices, with its formats and layout.
 ``hf_config``
     Read a Hugging Face ``config.json`` into a :class:`~tokenomics.data.specs.Model`.
+``interconnect``
+    The links a device's collectives cross: its scale-up domain and its scale-out NIC.
 ``specs``
     Frozen specifications: hardware, model architecture, deployment and efficiencies.
-``topology``
-    The links a device's collectives cross: its scale-up domain and its scale-out NIC.
+``workload``
+    Small value objects for argument groups that travel together: a workload, an SLO, a link.
 """
 
 from tokenomics.core.lazy import attach
@@ -39,6 +41,11 @@ _EXPORTS = {
     "sourced_quantity": ".catalog",
     "Deployment": ".deployment",
     "model_from_hf_config": ".hf_config",
+    "ALGORITHMS": ".interconnect",
+    "DEFAULT_SCALE_UP_LATENCY_S": ".interconnect",
+    "DEFAULT_SCALE_OUT_LATENCY_S": ".interconnect",
+    "Topology": ".interconnect",
+    "topology": ".interconnect",
     "Price": ".specs",
     "Hardware": ".specs",
     "rental_price": ".specs",
@@ -47,12 +54,12 @@ _EXPORTS = {
     "Model": ".specs",
     "Efficiency": ".specs",
     "ROOFLINE": ".specs",
-    "ALGORITHMS": ".topology",
-    "DEFAULT_SCALE_UP_LATENCY_S": ".topology",
-    "DEFAULT_SCALE_OUT_LATENCY_S": ".topology",
-    "Topology": ".topology",
-    "topology": ".topology",
+    "Workload": ".workload",
+    "SLO": ".workload",
+    "Link": ".workload",
+    "F": ".workload",
+    "accepts_legacy": ".workload",
 }
-_MODULES = ('catalog', 'deployment', 'hf_config', 'specs', 'topology',)
+_MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'workload',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -4,7 +4,7 @@ A :class:`Deployment` names the model and hardware (catalog ids resolve through
 :mod:`tokenomics.data.catalog`), the tensor/pipeline/expert/attention-data parallel layout,
 the weight, KV, activation and compute formats, the memory budget and the efficiencies. It
 rejects at construction any layout the model or the hardware's links cannot run
-(:mod:`tokenomics.data.topology`), so every later stage may take it as valid.
+(:mod:`tokenomics.data.interconnect`), so every later stage may take it as valid.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import numpy as np
 
 from tokenomics.core.dtypes import dtype
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import coerce_fields
 from tokenomics.data import catalog
-from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware, Model, _coerce
-from tokenomics.data.topology import ALGORITHMS, topology
+from tokenomics.data.interconnect import ALGORITHMS, topology
+from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware, Model
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ class Deployment:
     allreduce_algorithm: str = "auto"
 
     def __post_init__(self) -> None:
-        _coerce(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
+        coerce_fields(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
         if self.kv_shard not in ("heads", "all"):
             raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
         if isinstance(self.model, str):

@@ -19,7 +19,7 @@ import numpy as np
 
 from tokenomics.core.dtypes import PEAK_KEYS, DType, dtype
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
-from tokenomics.core.units import as_magnitude
+from tokenomics.core.units import as_magnitude, coerce_fields
 
 AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
 WindowKind = Literal["full", "sliding", "chunked"]
@@ -35,12 +35,6 @@ _HARDWARE_UNITS = {
 }
 
 
-def _coerce(obj: Any, units: Mapping[str, str]) -> None:
-    """Convert pint Quantities given for the named fields to floats in their unit."""
-    for name, unit in units.items():
-        v = getattr(obj, name)
-        if v is not None and hasattr(v, "units"):
-            object.__setattr__(obj, name, float(as_magnitude(v, unit, name)))
 @dataclass(frozen=True)
 class Price:
     """A dated price of one device.
@@ -126,7 +120,7 @@ class Hardware:
     path: str = ""
 
     def __post_init__(self) -> None:
-        _coerce(self, _HARDWARE_UNITS)
+        coerce_fields(self, _HARDWARE_UNITS)
         peaks = {k: as_magnitude(v, "flop/s", f"peak_flop_per_s[{k!r}]")
                  for k, v in dict(self.peak_flop_per_s).items()}
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(peaks))
@@ -436,7 +430,7 @@ class Efficiency:
     collective_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
-        _coerce(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
+        coerce_fields(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
                        "collective_overhead_s": "s"})
         for name in ("mfu", "mbu", "link_efficiency"):
             v = getattr(self, name)

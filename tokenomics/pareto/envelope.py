@@ -42,14 +42,14 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, NotPublishedError, TokenomicsError
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.interconnect import ALGORITHMS
 from tokenomics.data.specs import rental_price
-from tokenomics.data.topology import ALGORITHMS
 from tokenomics.economics.cost import cost_per_million_tokens
 from tokenomics.physics.collectives import step_comm
+from tokenomics.physics.engine import step_seconds
 from tokenomics.physics.formulas import distinct_experts, tokens_for_distinct_fraction
 from tokenomics.physics.memory import max_batch
 from tokenomics.physics.operators import OPERATORS, step_costs
-from tokenomics.physics.step import _step_seconds
 
 _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
 
@@ -57,7 +57,7 @@ _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
 def _step_time(dep: Deployment, B: Any, C: float, T: float = 1.0) -> np.ndarray:
     """Exact decode step time at real-valued batch ``B``, ``T`` tokens per sequence [s]."""
     b = np.asarray(B, float) / dep.pp
-    return _step_seconds(dep, step_costs(dep, b, T, C, T), b, T, T, "decode")
+    return step_seconds(dep, step_costs(dep, b, T, C, T), b, T, T, "decode")
 
 
 def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[float]:
@@ -324,7 +324,7 @@ def _with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment
     """Apply an efficiency preset to every deployment (``"deployment"``: keep their own)."""
     if efficiency == "deployment":
         return deps
-    from tokenomics.calibration.fit import efficiency_presets
+    from tokenomics.calibration.fitting import efficiency_presets
     from tokenomics.data.specs import Efficiency
 
     if isinstance(efficiency, Efficiency):
@@ -339,7 +339,7 @@ def _with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment
 
 
 def _efficiency_label(dep: Deployment) -> str:
-    from tokenomics.calibration.fit import efficiency_presets
+    from tokenomics.calibration.fitting import efficiency_presets
 
     for name, e in efficiency_presets().items():
         if dep.efficiency == e:

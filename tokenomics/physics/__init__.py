@@ -9,6 +9,8 @@ Modules
 -------
 ``collectives``
     Collective communication: times of all-reduce, all-gather, reduce-scatter, all-to-all and
+``engine``
+    The step engine: the time of one forward step from its operator costs.
 ``formulas``
     The per-unit cost formulas of a transformer step, each written once.
 ``kv``
@@ -42,6 +44,14 @@ _EXPORTS = {
     "pipeline_bubble_fraction": ".collectives",
     "CommCost": ".collectives",
     "step_comm": ".collectives",
+    "check_on_oom": ".engine",
+    "StepResult": ".engine",
+    "OperatorTimes": ".engine",
+    "operator_times": ".engine",
+    "exposed_comm_s": ".engine",
+    "overhead_s": ".engine",
+    "step_seconds": ".engine",
+    "step_result": ".engine",
     "attention_pair_flops": ".formulas",
     "mla_absorbed_pair_flops": ".formulas",
     "mla_up_projection_flops_per_token": ".formulas",
@@ -85,11 +95,10 @@ _EXPORTS = {
     "roofline_time": ".roofline",
     "attainable_flop_per_s": ".roofline",
     "critical_batch": ".roofline",
-    "StepResult": ".step",
     "decode": ".step",
     "prefill": ".step",
     "operator_table": ".step",
 }
-_MODULES = ('collectives', 'formulas', 'kv', 'memory', 'operators', 'params', 'roofline', 'step',)
+_MODULES = ('collectives', 'engine', 'formulas', 'kv', 'memory', 'operators', 'params', 'roofline', 'step',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -55,7 +55,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.topology import (
+from tokenomics.data.interconnect import (
     ALGORITHMS,
     Algorithm,
     Topology,

@@ -14,8 +14,9 @@ The single maximum over the totals, :math:`\\max(\\sum F / P, \\sum Q / \\beta)`
 bound that assumes perfect overlap of every operator with every other; it is reported as
 ``lower_bound_s``.
 
-Communication is **not modelled in this release**: ``comm_time_s`` is a named zero term, to
-be filled by the parallelism module. Pipeline parallelism is modelled as ``pp`` micro-batches
+Communication is the step's collectives (:func:`tokenomics.physics.collectives.step_comm`:
+tensor-parallel all-reduces, expert all-to-alls, pipeline sends), less what ``comm_overlap``
+hides; the step engine (:mod:`tokenomics.physics.engine`) adds it. Pipeline parallelism is modelled as ``pp`` micro-batches
 of ``B/pp`` sequences in flight: each decode cycle reads every stage's weights once per
 micro-batch, so a token's step time is the whole model's time at batch ``B/pp`` over
 ``tp`` devices. Prefill latency passes through the stages in sequence (pipeline parallelism
@@ -33,8 +34,8 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,170 +43,16 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
-from tokenomics.physics.collectives import step_comm
+from tokenomics.physics.engine import (
+    OnOOM,
+    StepResult,
+    check_on_oom,
+    exposed_comm_s,
+    operator_times,
+    step_result,
+)
 from tokenomics.physics.memory import ensure_fits, memory_fit
-from tokenomics.physics.operators import OPERATORS, OpCost, step_costs
-
-OnOOM = Literal["raise", "mark"]
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """Timing of one forward step, broadcast over the inputs. Times per step [s].
-
-    Attributes
-    ----------
-    phase : str
-        ``"decode"``, ``"prefill"`` or ``"midfill"``.
-    time_s : array
-        Step time: ``roofline_s + comm_time_s + overhead_s`` [s]. For prefill, the TTFT.
-    roofline_s : array
-        Sum over operators of max(compute time, memory time) [s].
-    lower_bound_s : array
-        max(total compute time, total memory time) [s] (perfect overlap).
-    compute_time_s, memory_time_s : array
-        Totals of the two roofline terms over operators [s].
-    comm_time_s : array
-        Communication time: **zero in this release** (not modelled yet) [s].
-    overhead_s : array
-        Fixed step and per-layer overhead from the efficiency model [s].
-    flops_per_device, bytes_per_device : array
-        Work of one device in the step [FLOP], [B].
-    bound : array of str
-        ``"compute"`` when compute-bound operators take most of the roofline time, else
-        ``"memory"``.
-    tokens_per_s_per_user : array
-        Decode: new tokens per second of one sequence, ``1 / time_s`` [token/s].
-        Prefill: prompt tokens per second of one sequence [token/s].
-    tokens_per_s_per_device : array
-        Tokens (generated in decode, prompt in prefill) per second per device [token/s].
-    fits : array of bool
-        Whether the point fits in memory.
-    batch, context_tokens, new_tokens : array
-        The inputs, broadcast.
-    """
-
-    phase: str
-    time_s: Any
-    roofline_s: Any
-    lower_bound_s: Any
-    compute_time_s: Any
-    memory_time_s: Any
-    comm_time_s: Any
-    overhead_s: Any
-    flops_per_device: Any
-    bytes_per_device: Any
-    bound: Any
-    tokens_per_s_per_user: Any
-    tokens_per_s_per_device: Any
-    fits: Any
-    batch: Any
-    context_tokens: Any
-    new_tokens: Any
-
-    @property
-    def step_time_s(self) -> Any:
-        """Alias of ``time_s`` (decode vocabulary)."""
-        return self.time_s
-
-    @property
-    def ttft_s(self) -> Any:
-        """Alias of ``time_s`` (prefill vocabulary: time to first token)."""
-        return self.time_s
-
-    def to_frame(self) -> pd.DataFrame:
-        """Tidy DataFrame, one row per point, unit-suffixed columns.
-
-        Besides ``time_s`` it carries the phase's own name for it: ``step_time_s`` (decode)
-        or ``ttft_s`` (prefill, midfill).
-        """
-        shape = np.shape(self.time_s)
-        cols: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            cols[f.name] = np.ravel(np.broadcast_to(v, shape)) if f.name != "phase" else \
-                [v] * int(np.prod(shape))
-        cols["step_time_s" if self.phase == "decode" else "ttft_s"] = cols["time_s"]
-        return pd.DataFrame(cols)
-
-
-def _time(dep: Deployment, costs: list[OpCost], shard: int) -> dict[str, Any]:
-    """Per-operator and total times on one device."""
-    eff = dep.efficiency
-    peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
-    bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
-    per_op = {}
-    total_c: Any = 0.0
-    total_m: Any = 0.0
-    roof: Any = 0.0
-    t_compute_bound: Any = 0.0
-    flops: Any = 0.0
-    bytes_: Any = 0.0
-    for op in costs:
-        tc = op.flops / (shard * peak)
-        tm = op.bytes / (shard * bw)
-        t = np.maximum(tc, tm)
-        per_op[op.name] = (tc, tm, t)
-        total_c = total_c + tc
-        total_m = total_m + tm
-        roof = roof + t
-        t_compute_bound = t_compute_bound + np.where(tc > tm, t, 0.0)
-        flops = flops + op.flops / shard
-        bytes_ = bytes_ + op.bytes / shard
-    return dict(per_op=per_op, compute=total_c, memory=total_m, roofline=roof,
-                lower=np.maximum(total_c, total_m), flops=flops, bytes=bytes_,
-                bound=np.where(t_compute_bound > 0.5 * roof, "compute", "memory"))
-
-
-def _comm(dep: Deployment, t: dict[str, Any], batch: Any, new_tokens: Any, logits: Any,
-          phase: str) -> Any:
-    """Exposed communication time: total minus what overlap hides behind compute."""
-    costs = step_comm(dep, batch, new_tokens, logits, phase)
-    total = sum((c.time_s for c in costs), np.zeros_like(np.asarray(t["roofline"], float)))
-    hidden = np.minimum(dep.comm_overlap * total, t["roofline"])
-    return total - hidden
-
-
-def _overhead_s(dep: Deployment) -> float:
-    """Fixed time per step from the efficiency model [s]."""
-    eff = dep.efficiency
-    return eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers
-
-
-def _step_seconds(dep: Deployment, costs: list[OpCost], batch: Any, new_tokens: Any,
-                  logits: Any, phase: str) -> np.ndarray:
-    """Step time of given operator costs, unvalidated: roofline + exposed comm + overhead."""
-    t = _time(dep, costs, dep.tp)
-    comm = _comm(dep, t, batch, new_tokens, logits, phase)
-    return np.asarray(t["roofline"] + comm + _overhead_s(dep), float)
-
-
-def _finish(dep: Deployment, phase: str, t: dict[str, Any], B: Any, C: Any, T: Any,
-            tokens_per_step: Any, fits: Any, comm: Any) -> StepResult:
-    comm = np.broadcast_to(np.asarray(comm, float), np.shape(t["roofline"]))
-    overhead = _overhead_s(dep) + 0 * comm
-    time_s = t["roofline"] + comm + overhead
-    per_user = T / time_s
-    per_dev = tokens_per_step / time_s / dep.n_devices
-    shape = np.shape(time_s)
-    S = V.scalar_or_array
-    return StepResult(
-        phase=phase, time_s=S(time_s), roofline_s=S(t["roofline"]),
-        lower_bound_s=S(t["lower"]), compute_time_s=S(t["compute"]),
-        memory_time_s=S(t["memory"]), comm_time_s=S(comm), overhead_s=S(overhead),
-        flops_per_device=S(t["flops"]), bytes_per_device=S(t["bytes"]),
-        bound=t["bound"].item() if np.ndim(t["bound"]) == 0 else t["bound"],
-        tokens_per_s_per_user=S(np.broadcast_to(per_user, shape)),
-        tokens_per_s_per_device=S(np.broadcast_to(per_dev, shape)),
-        fits=bool(fits) if np.ndim(fits) == 0 else np.broadcast_to(fits, shape),
-        batch=S(np.broadcast_to(B, shape)), context_tokens=S(np.broadcast_to(C, shape)),
-        new_tokens=S(np.broadcast_to(T, shape)),
-    )
-
-
-def _check_oom(on_oom: str) -> None:
-    if on_oom not in ("raise", "mark"):
-        raise TokenomicsError(f"on_oom must be 'raise' or 'mark', got {on_oom!r}")
+from tokenomics.physics.operators import step_costs
 
 
 def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "raise",
@@ -247,7 +94,7 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     >>> r.bound, round(r.step_time_s * 1e3, 2)   # (15.0 GB weights + 0.13 GB KV) / 3.35 TB/s
     ('memory', 4.52)
     """
-    _check_oom(on_oom)
+    check_on_oom(on_oom)
     B = V.counts(batch, "batch")
     C = V.counts(context_tokens, "context_tokens", unit="token")
     V.context_within(dep.model, C, dep.allow_beyond_max_context)
@@ -257,9 +104,10 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
         ensure_fits(dep, fit, "decode", batch=B, context_tokens=C)
     b = B / dep.pp
     costs = step_costs(dep, b, T, C, T)
-    t = _time(dep, costs, dep.tp)
-    comm = _comm(dep, t, b, T, T, "decode")
-    return _finish(dep, "decode", t, B, C, T, B * T, fit.fits, comm)
+    t = operator_times(dep, costs)
+    comm = exposed_comm_s(dep, t.roofline_s, b, T, T, "decode")
+    return step_result(dep, "decode", t, comm, point=(B, C, T), tokens_per_step=B * T,
+                       fits=fit.fits)
 
 
 def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: Any = 0,
@@ -302,7 +150,7 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
     >>> r.bound
     'compute'
     """
-    _check_oom(on_oom)
+    check_on_oom(on_oom)
     P = V.counts(prompt_tokens, "prompt_tokens", unit="token")
     B = V.counts(batch, "batch")
     c = V.counts(cached_tokens, "cached_tokens", minimum=0, unit="token")
@@ -319,17 +167,17 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
     if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or m < 1:
         raise TokenomicsError(f"microbatches must be a positive integer, got {m!r}")
     costs = step_costs(dep, B / m, T, c, 1.0)
-    t = _time(dep, costs, dep.tp)
-    comm = _comm(dep, t, B / m, T, 1.0, "prefill")
+    t = operator_times(dep, costs)
+    comm = exposed_comm_s(dep, t.roofline_s, B / m, T, 1.0, "prefill")
     # m micro-batches through pp stages: (m + pp - 1) stage times (GPipe), a stage being
     # 1/pp of the model; each device does 1/pp of the layers for every micro-batch.
     span = (m + dep.pp - 1) / dep.pp
-    for k in ("roofline", "compute", "memory", "lower"):
-        t[k] = t[k] * span
-    for k in ("flops", "bytes"):
-        t[k] = t[k] * m / dep.pp
+    t = replace(t, roofline_s=t.roofline_s * span, compute_s=t.compute_s * span,
+                memory_s=t.memory_s * span, lower_bound_s=t.lower_bound_s * span,
+                flops=t.flops * m / dep.pp, bytes=t.bytes * m / dep.pp)
     phase = "midfill" if np.any(c > 0) else "prefill"
-    return _finish(dep, phase, t, B, P, T, B * T, fit.fits, comm * span)
+    return step_result(dep, phase, t, comm * span, point=(B, P, T), tokens_per_step=B * T,
+                       fits=fit.fits)
 
 
 def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
@@ -387,12 +235,12 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
                                   f"{cached_tokens!r}")
         costs = step_costs(dep, float(batch), float(P) - cached_tokens, float(cached_tokens),
                            1.0)
-    t = _time(dep, costs, dep.tp)
+    t = operator_times(dep, costs)
     ridge = dep.hardware.peak(dep.compute_dtype) * dep.efficiency.mfu / (
         dep.hardware.mem_bw_bytes_per_s * dep.efficiency.mbu)
     rows = []
     for op in costs:
-        tc, tm, tt = (float(x) for x in t["per_op"][op.name])
+        tc, tm, tt = (float(x) for x in t.per_op[op.name])
         f = float(op.flops) / dep.tp
         q = float(op.bytes) / dep.tp
         rows.append(dict(
@@ -408,7 +256,7 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     total = dict(operator="total", flops=df.flops.sum(), weight_bytes=df.weight_bytes.sum(),
                  kv_bytes=df.kv_bytes.sum(), act_bytes=df.act_bytes.sum(), bytes=df.bytes.sum(),
                  intensity_flop_per_byte=df.flops.sum() / df.bytes.sum(),
-                 ridge_flop_per_byte=ridge, bound=str(t["bound"]),
+                 ridge_flop_per_byte=ridge, bound=str(t.bound),
                  compute_time_s=df.compute_time_s.sum(), memory_time_s=df.memory_time_s.sum(),
                  time_s=tot, time_share=1.0)
     return pd.concat([df, pd.DataFrame([total])], ignore_index=True)
@@ -419,4 +267,4 @@ def _first(x: Any) -> Any:
     return int(v) if float(v).is_integer() else float(v)
 
 
-__all__ = ["StepResult", "decode", "prefill", "operator_table", "OPERATORS"]
+__all__ = ["decode", "prefill", "operator_table"]

@@ -22,6 +22,7 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "mixed_step_seconds": ".batching",
     "mixed_step": ".batching",
     "ChunkedPrefill": ".batching",
     "chunked_prefill": ".batching",

@@ -44,18 +44,17 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
+from tokenomics.physics.engine import (
+    StepResult,
+    exposed_comm_s,
+    operator_times,
+    step_result,
+    step_seconds,
+)
 from tokenomics.physics.kv import kv_cache_bytes
 from tokenomics.physics.memory import memory_fit
 from tokenomics.physics.operators import OpCost, step_costs
-from tokenomics.physics.step import (
-    StepResult,
-    _comm,
-    _finish,
-    _step_seconds,
-    _time,
-    decode,
-    prefill,
-)
+from tokenomics.physics.step import decode, prefill
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,11 +71,16 @@ def _mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any
                    x.act_bytes + y.act_bytes) for x, y, z in zip(a, p, w, strict=True)]
 
 
-def _mixed_time(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
-                pre_b: Any) -> np.ndarray:
-    """Unvalidated time of a mixed step (``pre_b`` may be fractional: an average) [s]."""
+def mixed_step_seconds(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
+                       pre_b: Any) -> np.ndarray:
+    """Time of a mixed step, unvalidated (``pre_b`` may be fractional: an average) [s].
+
+    The step engine's time (:func:`tokenomics.physics.engine.step_seconds`) of ``dec_b``
+    decodes at ``dec_c`` cached tokens beside ``pre_b`` prefill chunks of ``pre_t`` tokens on
+    ``pre_c`` cached ones: the checked form is :func:`mixed_step`.
+    """
     n = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
-    return _step_seconds(dep, _mixed_costs(dep, dec_b, dec_c, pre_t, pre_c, pre_b), 1.0, n,
+    return step_seconds(dep, _mixed_costs(dep, dec_b, dec_c, pre_t, pre_c, pre_b), 1.0, n,
                          np.asarray(dec_b, float) + pre_b, "prefill")
 
 
@@ -134,10 +138,11 @@ def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
     b = V.counts(prefill_batch, "prefill_batch")
     V.context_within(dep.model, np.maximum(C, c + T), dep.allow_beyond_max_context)
     costs = _mixed_costs(dep, D, C, T, c, b)
-    t = _time(dep, costs, dep.tp)
+    t = operator_times(dep, costs)
     n = D + b * T
-    comm = _comm(dep, t, 1.0, n, D + b, "prefill")
-    res = _finish(dep, "mixed", t, D + b, np.maximum(C, c + T), T, n, True, comm)
+    comm = exposed_comm_s(dep, t.roofline_s, 1.0, n, D + b, "prefill")
+    res = step_result(dep, "mixed", t, comm, point=(D + b, np.maximum(C, c + T), T),
+                      tokens_per_step=n, fits=True)
     return res
 
 
@@ -526,7 +531,7 @@ def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
     static_time = t_pre_b + emax * t_dec
     static = B * mean_o / static_time / dep.n_devices
     arrivals = B / mean_o  # prompts joining each step, on average
-    t_mix = _mixed_time(dep, B, np.ceil(ctx), P, 0.0, arrivals)
+    t_mix = mixed_step_seconds(dep, B, np.ceil(ctx), P, 0.0, arrivals)
     cont = B / t_mix / dep.n_devices
     S = V.scalar_or_array
     return BatchingThroughput(S(static), S(cont), S(cont / static), S(static_time))

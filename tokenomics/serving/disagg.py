@@ -67,7 +67,7 @@ from tokenomics.physics.collectives import p2p_time
 from tokenomics.physics.kv import kv_cache_bytes
 from tokenomics.physics.memory import max_batch, memory_fit
 from tokenomics.physics.step import decode, prefill
-from tokenomics.serving.batching import _mixed_time
+from tokenomics.serving.batching import mixed_step_seconds
 
 #: Largest t/S for which :func:`mdl_wait_cdf` sums the exact series; beyond it the exact tail
 #: at this point is continued with the asymptotic exponential decay.
@@ -970,7 +970,7 @@ link_latency_s
 # --------------------------------------------------------------------------------------------
 def _mixed_step_time(dep: Deployment, b: Any, ctx: int, P: int, a: Any) -> np.ndarray:
     """Mixed step: ``b`` decodes at ``ctx`` and ``a`` prompts' worth of ``P``-token prefill."""
-    return _mixed_time(dep, b, float(ctx), float(P), 0.0, a)
+    return mixed_step_seconds(dep, b, float(ctx), float(P), 0.0, a)
 
 
 @dataclass(frozen=True)

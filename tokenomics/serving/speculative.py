@@ -65,8 +65,9 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
 from tokenomics.data.deployment import Deployment
+from tokenomics.physics.engine import OnOOM, check_on_oom
 from tokenomics.physics.memory import MemoryFit, ensure_fits, memory_fit
-from tokenomics.physics.step import OnOOM, _check_oom, decode
+from tokenomics.physics.step import decode
 
 Objective = Literal["per_user", "per_device"]
 
@@ -497,7 +498,7 @@ def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: A
     >>> round(r.accepted_tokens, 2), round(r.speedup_per_user, 2)  # 4.33 / (0.08 + 1.015)
     (4.33, 3.95)
     """
-    _check_oom(on_oom)
+    check_on_oom(on_oom)
     kind = _drafter(draft, draft_step_time_s, draft_fraction)
     if kind == "draft":
         _check_draft(target, draft)

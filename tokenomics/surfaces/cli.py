@@ -85,7 +85,7 @@ def _add_deployment(p: argparse.ArgumentParser) -> None:
 
 
 def _efficiency_of(a: argparse.Namespace) -> Efficiency:
-    from tokenomics.calibration.fit import efficiency_presets
+    from tokenomics.calibration.fitting import efficiency_presets
 
     e = efficiency_presets()[a.efficiency]
     changes = {}
@@ -275,7 +275,7 @@ def cmd_roofline(a: argparse.Namespace) -> None:
 
 
 def cmd_frontier(a: argparse.Namespace) -> None:
-    from tokenomics.calibration.fit import efficiency_presets
+    from tokenomics.calibration.fitting import efficiency_presets
     from tokenomics.pareto.envelope import best_at, frontier
 
     deps, skipped = [], []
@@ -509,7 +509,7 @@ def cmd_report(a: argparse.Namespace) -> None:
 
 
 def cmd_calibrate(a: argparse.Namespace) -> None:
-    from tokenomics.calibration.fit import calibration_report, excluded_rows, write_calibration
+    from tokenomics.calibration.fitting import calibration_report, excluded_rows, write_calibration
 
     if a.write:
         data = write_calibration()
@@ -528,7 +528,7 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
 
 def _label(d: Deployment) -> str:
     e = d.efficiency
-    from tokenomics.calibration.fit import committed
+    from tokenomics.calibration.fitting import committed
 
     comm = (f"communication overlap {d.comm_overlap:g}, all-reduce {d.allreduce_algorithm}")
     if e == Efficiency():

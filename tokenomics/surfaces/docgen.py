@@ -84,7 +84,7 @@ def calibration_page(out: Path) -> None:
     """Predicted vs measured: bound, calibrated forecast with interval, measurement."""
     from matplotlib.figure import Figure
 
-    from tokenomics.calibration.fit import calibration_report, committed, excluded_rows
+    from tokenomics.calibration.fitting import calibration_report, committed, excluded_rows
 
     t = calibration_report()
     cal = committed()

@@ -231,7 +231,7 @@ def write_calibration(path: Path | str | None = None) -> dict[str, Any]:
             "date": _dt.date.today().isoformat(), "command": "tokenomics calibrate --write",
             "inputs": [m.id for m in rows]}
     p = Path(path) if path else calibration_path()
-    lines = ["# Efficiencies fitted to measurements/measured.toml by tokenomics.calibration.fit.",
+    lines = ["# Efficiencies fitted to measurements/measured.toml by tokenomics.calibration.fitting.",
              "# Refit with: tokenomics calibrate --write", ""]
     for k, v in data.items():
         if isinstance(v, str):

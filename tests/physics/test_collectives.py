@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.data.topology import topology
+from tokenomics.data.interconnect import topology
 from tokenomics.physics.collectives import (
     group_allreduce_time,
     group_alltoall_time,

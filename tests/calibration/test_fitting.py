@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.calibration.fit import (
+from tokenomics.calibration.fitting import (
     PARAMS,
     calibration_report,
     calibration_rows,
@@ -83,7 +83,7 @@ def test_presets_identical_where_efficiencies_are_one(b, c):
 
 
 def test_malformed_calibration_file(tmp_path, monkeypatch):
-    import tokenomics.calibration.fit as cal_mod
+    import tokenomics.calibration.fitting as cal_mod
 
     p = tmp_path / "calibrated.toml"
     p.write_text('mbu = 0.7\nmfu = 0.3\n')

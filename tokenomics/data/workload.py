@@ -1,0 +1,185 @@
+"""Small value objects for argument groups that travel together: a workload, an SLO, a link.
+
+Release 0.1 passed these as loose keywords (``input_tokens, output_tokens, ttft_slo_s,
+tpot_slo_s, slo_fraction`` in five disaggregation functions, ``link_bytes_per_s,
+link_latency_s`` in four). Functions now take the objects; :func:`accepts_legacy` keeps every
+0.1 call form working (positional or keyword) by binding it to the old signature and building
+the objects from it.
+
+Examples
+--------
+>>> w = Workload(input_tokens=2048, output_tokens=256)
+>>> s = SLO(ttft_s=1.0, tpot_s=0.05)
+>>> s.fraction                        # share of requests that must meet both targets
+0.9
+>>> Link.nvlink_like().bytes_per_s / 1e9
+200.0
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from tokenomics.core.errors import TokenomicsError
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A request shape: prompt and generated lengths.
+
+    Attributes
+    ----------
+    input_tokens : int
+        Prompt tokens per request [token], >= 1.
+    output_tokens : int
+        Generated tokens per request [token], >= 1.
+    """
+
+    input_tokens: int
+    output_tokens: int
+
+    def __post_init__(self) -> None:
+        for name in ("input_tokens", "output_tokens"):
+            v = getattr(self, name)
+            if not _real(v) or not (
+                    math.isfinite(v) and v >= 1 and float(v).is_integer()):
+                raise TokenomicsError(
+                    f"Workload.{name} must be a whole number of tokens >= 1, got {v!r}")
+            object.__setattr__(self, name, int(v))
+
+
+@dataclass(frozen=True)
+class SLO:
+    """Latency targets a request must meet, and the share of requests that must meet them.
+
+    Attributes
+    ----------
+    ttft_s : float
+        Time to first token target [s], > 0.
+    tpot_s : float
+        Time per output token target [s], > 0 (the mean inter-token time of a request).
+    fraction : float
+        Share of requests that must meet both, (0, 1]; default 0.9 (DistServe's 90%
+        attainment).
+
+    References
+    ----------
+    .. [1] Y. Zhong et al., "DistServe", OSDI 2024, arXiv:2401.09670 (goodput at 90% SLO
+       attainment).
+    """
+
+    ttft_s: float
+    tpot_s: float
+    fraction: float = 0.9
+
+    def __post_init__(self) -> None:
+        for name in ("ttft_s", "tpot_s"):
+            v = getattr(self, name)
+            if not _real(v) or not (v > 0 and math.isfinite(v)):
+                raise TokenomicsError(f"SLO.{name} must be a finite time > 0 seconds, got {v!r}")
+        if not _real(self.fraction) or not (0 < self.fraction <= 1):
+            raise TokenomicsError(f"SLO.fraction must be in (0, 1], got {self.fraction!r}")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A point-to-point path between devices or pools.
+
+    Attributes
+    ----------
+    bytes_per_s : float
+        Bandwidth **per direction** [B/s], > 0.
+    latency_s : float
+        Latency floor of one transfer [s], >= 0.
+    """
+
+    bytes_per_s: float
+    latency_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not _real(self.bytes_per_s) or not (self.bytes_per_s > 0
+                                               and math.isfinite(self.bytes_per_s)):
+            raise TokenomicsError(
+                f"Link.bytes_per_s must be a finite bandwidth > 0 B/s, got {self.bytes_per_s!r}")
+        if not _real(self.latency_s) or not (self.latency_s >= 0
+                                             and math.isfinite(self.latency_s)):
+            raise TokenomicsError(
+                f"Link.latency_s must be a finite time >= 0 seconds, got {self.latency_s!r}")
+
+    @classmethod
+    def nvlink_like(cls) -> Link:
+        """The default KV-transfer path of the disaggregation functions: 200 GB/s, 10 us.
+
+        About one 400 Gb/s-class NIC per GPU pair in each direction plus a switch hop; the
+        0.1 release's ``link_bytes_per_s=200e9, link_latency_s=10e-6`` defaults.
+        """
+        return cls(200e9, 10e-6)
+
+
+def _real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def accepts_legacy(old_params: Sequence[str], defaults: Mapping[str, Any],
+                   build: Callable[[dict[str, Any]], dict[str, Any]],
+                   marker: str) -> Callable[[F], F]:
+    """Let a function that now takes value objects still accept its 0.1 call forms.
+
+    Parameters
+    ----------
+    old_params : sequence of str
+        The 0.1 signature's parameter names, in order.
+    defaults : Mapping[str, Any]
+        The 0.1 defaults.
+    build : callable
+        Turns the 0.1 arguments (bound by name, defaults applied) into keyword arguments of the
+        new signature.
+    marker : str
+        The new parameter that holds a value object (``"workload"``): a call is a 0.1 call when
+        it passes any 0.1-only keyword, or when the argument at that parameter's position is
+        not one of the new objects (a number, as 0.1 took).
+
+    Returns
+    -------
+    decorator
+        The wrapped function shows the new signature (``inspect.signature``).
+    """
+    old_sig = inspect.Signature([
+        inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          default=defaults.get(n, inspect.Parameter.empty))
+        for n in old_params])
+
+    def decorate(fn: F) -> F:
+        new_sig = inspect.signature(fn)
+        new_names = list(new_sig.parameters)
+        pos = new_names.index(marker)
+        legacy_only = set(old_params) - set(new_names)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            legacy = bool(legacy_only & set(kwargs))
+            if not legacy and len(args) > pos:
+                legacy = _real(args[pos])
+            if not legacy:
+                return fn(*args, **kwargs)
+            try:
+                bound = old_sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TokenomicsError(
+                    f"{fn.__name__}: {exc}; call it as {fn.__name__}{new_sig} (or with the "
+                    f"0.1 arguments {', '.join(old_params)})") from None
+            bound.apply_defaults()
+            return fn(**build(dict(bound.arguments)))
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,274 @@
+"""The step engine: the time of one forward step from its operator costs.
+
+Every stage that times a step goes through these functions: decode and prefill
+(:mod:`tokenomics.physics.step`), mixed continuous-batching steps
+(:mod:`tokenomics.serving.batching`), speculative cycles, disaggregated and colocated pools,
+the frontier's curves and the calibration's forecasts. Changing how a step is timed means
+changing this module alone.
+
+Notes
+-----
+For operator costs :math:`(F_o, Q_o)` of a replica (:func:`tokenomics.physics.operators.step_costs`)
+sharded over ``tp`` devices, with :math:`P` the dense peak of the compute format times MFU and
+:math:`\\beta` the memory bandwidth times MBU:
+
+.. math::
+   t = \\sum_{o} \\max\\!\\left(\\frac{F_o}{tp\\,P}, \\frac{Q_o}{tp\\,\\beta}\\right)
+       + \\max(0,\\; t_\\mathrm{comm} - \\min(\\omega\\, t_\\mathrm{comm}, t_\\mathrm{roof}))
+       + t_\\mathrm{step} + L\\,t_\\mathrm{layer}
+
+with :math:`t_\\mathrm{comm}` the step's collectives (:func:`tokenomics.physics.collectives.step_comm`),
+:math:`\\omega` the deployment's ``comm_overlap`` (at most the roofline time can hide it) and
+the efficiency model's step and per-layer overheads. The single maximum over totals,
+:math:`\\max(\\sum F / P, \\sum Q / \\beta)`, is the perfect-overlap lower bound.
+
+References
+----------
+.. [1] S. Williams, A. Waterman, D. Patterson, "Roofline", CACM 52(4), 2009.
+.. [2] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.deployment import Deployment
+from tokenomics.physics.collectives import step_comm
+from tokenomics.physics.operators import OpCost
+
+#: What to do at a point that does not fit in memory: raise, or compute and mark ``fits``.
+OnOOM = Literal["raise", "mark"]
+
+
+def check_on_oom(on_oom: str) -> None:
+    """Raise a :class:`TokenomicsError` unless ``on_oom`` is ``"raise"`` or ``"mark"``."""
+    if on_oom not in ("raise", "mark"):
+        raise TokenomicsError(f"on_oom must be 'raise' or 'mark', got {on_oom!r}")
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """Timing of one forward step, broadcast over the inputs. Times per step [s].
+
+    Attributes
+    ----------
+    phase : str
+        ``"decode"``, ``"prefill"`` or ``"midfill"``.
+    time_s : array
+        Step time: ``roofline_s + comm_time_s + overhead_s`` [s]. For prefill, the TTFT.
+    roofline_s : array
+        Sum over operators of max(compute time, memory time) [s].
+    lower_bound_s : array
+        max(total compute time, total memory time) [s] (perfect overlap).
+    compute_time_s, memory_time_s : array
+        Totals of the two roofline terms over operators [s].
+    comm_time_s : array
+        Exposed communication: the step's collectives (:func:`tokenomics.physics.collectives.step_comm`)
+        less what ``comm_overlap`` hides behind compute [s].
+    overhead_s : array
+        Fixed step and per-layer overhead from the efficiency model [s].
+    flops_per_device, bytes_per_device : array
+        Work of one device in the step [FLOP], [B].
+    bound : array of str
+        ``"compute"`` when compute-bound operators take most of the roofline time, else
+        ``"memory"``.
+    tokens_per_s_per_user : array
+        Decode: new tokens per second of one sequence, ``1 / time_s`` [token/s].
+        Prefill: prompt tokens per second of one sequence [token/s].
+    tokens_per_s_per_device : array
+        Tokens (generated in decode, prompt in prefill) per second per device [token/s].
+    fits : array of bool
+        Whether the point fits in memory.
+    batch, context_tokens, new_tokens : array
+        The inputs, broadcast.
+    """
+
+    phase: str
+    time_s: Any
+    roofline_s: Any
+    lower_bound_s: Any
+    compute_time_s: Any
+    memory_time_s: Any
+    comm_time_s: Any
+    overhead_s: Any
+    flops_per_device: Any
+    bytes_per_device: Any
+    bound: Any
+    tokens_per_s_per_user: Any
+    tokens_per_s_per_device: Any
+    fits: Any
+    batch: Any
+    context_tokens: Any
+    new_tokens: Any
+
+    @property
+    def step_time_s(self) -> Any:
+        """Alias of ``time_s`` (decode vocabulary)."""
+        return self.time_s
+
+    @property
+    def ttft_s(self) -> Any:
+        """Alias of ``time_s`` (prefill vocabulary: time to first token)."""
+        return self.time_s
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy DataFrame, one row per point, unit-suffixed columns.
+
+        Besides ``time_s`` it carries the phase's own name for it: ``step_time_s`` (decode)
+        or ``ttft_s`` (prefill, midfill).
+        """
+        shape = np.shape(self.time_s)
+        cols: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            cols[f.name] = np.ravel(np.broadcast_to(v, shape)) if f.name != "phase" else \
+                [v] * int(np.prod(shape))
+        cols["step_time_s" if self.phase == "decode" else "ttft_s"] = cols["time_s"]
+        return pd.DataFrame(cols)
+
+
+@dataclass(frozen=True)
+class OperatorTimes:
+    """Roofline times of a step's operators on one device [s].
+
+    Attributes
+    ----------
+    per_op : dict
+        Operator name -> ``(compute_s, memory_s, time_s)``, each ``time_s`` the larger.
+    compute_s, memory_s : array
+        Totals of the two terms over operators [s].
+    roofline_s : array
+        Sum of the per-operator maxima [s].
+    lower_bound_s : array
+        ``max(compute_s, memory_s)`` (perfect overlap) [s].
+    flops, bytes : array
+        Work of one device [FLOP], [B].
+    bound : array of str
+        ``"compute"`` where compute-bound operators take most of ``roofline_s``.
+    """
+
+    per_op: dict[str, tuple[Any, Any, Any]]
+    compute_s: Any
+    memory_s: Any
+    roofline_s: Any
+    lower_bound_s: Any
+    flops: Any
+    bytes: Any
+    bound: Any
+
+
+def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = None
+                   ) -> OperatorTimes:
+    """Roofline time of each operator and their totals on one of ``shard`` devices.
+
+    Parameters
+    ----------
+    dep : Deployment
+        Its hardware, compute format and efficiencies set the peak and bandwidth.
+    costs : list of OpCost
+        Replica-wide operator costs (:func:`tokenomics.physics.operators.step_costs`).
+    shard : int, optional
+        Devices the costs are split over; default ``dep.tp``.
+
+    Returns
+    -------
+    OperatorTimes
+        :math:`\\max(F_o / (n P), Q_o / (n \\beta))` per operator, and the totals [s].
+    """
+    n = dep.tp if shard is None else shard
+    eff = dep.efficiency
+    peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
+    bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
+    per_op = {}
+    total_c: Any = 0.0
+    total_m: Any = 0.0
+    roof: Any = 0.0
+    t_compute_bound: Any = 0.0
+    flops: Any = 0.0
+    bytes_: Any = 0.0
+    for op in costs:
+        tc = op.flops / (n * peak)
+        tm = op.bytes / (n * bw)
+        t = np.maximum(tc, tm)
+        per_op[op.name] = (tc, tm, t)
+        total_c = total_c + tc
+        total_m = total_m + tm
+        roof = roof + t
+        t_compute_bound = t_compute_bound + np.where(tc > tm, t, 0.0)
+        flops = flops + op.flops / n
+        bytes_ = bytes_ + op.bytes / n
+    return OperatorTimes(per_op=per_op, compute_s=total_c, memory_s=total_m, roofline_s=roof,
+                         lower_bound_s=np.maximum(total_c, total_m), flops=flops, bytes=bytes_,
+                         bound=np.where(t_compute_bound > 0.5 * roof, "compute", "memory"))
+
+
+def exposed_comm_s(dep: Deployment, roofline_s: Any, batch: Any, new_tokens: Any,
+                   logits_tokens: Any, phase: str) -> Any:
+    """Communication time a step cannot hide behind its compute [s].
+
+    The step's collectives (:func:`tokenomics.physics.collectives.step_comm` at ``batch``
+    sequences of ``new_tokens``) total :math:`t_c`; ``dep.comm_overlap`` hides
+    :math:`\\min(\\omega t_c, t_\\mathrm{roof})` of it.
+    """
+    costs = step_comm(dep, batch, new_tokens, logits_tokens, phase)
+    total = sum((c.time_s for c in costs), np.zeros_like(np.asarray(roofline_s, float)))
+    hidden = np.minimum(dep.comm_overlap * total, roofline_s)
+    return total - hidden
+
+
+def overhead_s(dep: Deployment) -> float:
+    """Fixed time per step from the efficiency model: step plus per-layer overhead [s]."""
+    eff = dep.efficiency
+    return eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers
+
+
+def step_seconds(dep: Deployment, costs: list[OpCost], batch: Any, new_tokens: Any,
+                 logits_tokens: Any, phase: str) -> np.ndarray:
+    """Time of one step with the given operator costs, unvalidated [s].
+
+    Roofline over ``dep.tp`` devices + exposed communication + overhead: the number every
+    other stage's step time is made of.
+    """
+    t = operator_times(dep, costs)
+    comm = exposed_comm_s(dep, t.roofline_s, batch, new_tokens, logits_tokens, phase)
+    return np.asarray(t.roofline_s + comm + overhead_s(dep), float)
+
+
+def step_result(dep: Deployment, phase: str, times: OperatorTimes, comm_s: Any, *,
+                point: tuple[Any, Any, Any], tokens_per_step: Any, fits: Any) -> StepResult:
+    """Assemble a :class:`StepResult` from operator times and exposed communication.
+
+    Parameters
+    ----------
+    point : (batch, context_tokens, new_tokens)
+        The inputs, reported back broadcast.
+    tokens_per_step : array_like
+        Tokens the replica produces (decode) or processes (prefill) in the step.
+    fits : array_like of bool
+    """
+    B, C, T = point
+    comm = np.broadcast_to(np.asarray(comm_s, float), np.shape(times.roofline_s))
+    overhead = overhead_s(dep) + 0 * comm
+    time_s = times.roofline_s + comm + overhead
+    per_user = T / time_s
+    per_dev = tokens_per_step / time_s / dep.n_devices
+    shape = np.shape(time_s)
+    S = V.scalar_or_array
+    return StepResult(
+        phase=phase, time_s=S(time_s), roofline_s=S(times.roofline_s),
+        lower_bound_s=S(times.lower_bound_s), compute_time_s=S(times.compute_s),
+        memory_time_s=S(times.memory_s), comm_time_s=S(comm), overhead_s=S(overhead),
+        flops_per_device=S(times.flops), bytes_per_device=S(times.bytes),
+        bound=times.bound.item() if np.ndim(times.bound) == 0 else times.bound,
+        tokens_per_s_per_user=S(np.broadcast_to(per_user, shape)),
+        tokens_per_s_per_device=S(np.broadcast_to(per_dev, shape)),
+        fits=bool(fits) if np.ndim(fits) == 0 else np.broadcast_to(fits, shape),
+        batch=S(np.broadcast_to(B, shape)), context_tokens=S(np.broadcast_to(C, shape)),
+        new_tokens=S(np.broadcast_to(T, shape)),
+    )
