@@ -1,7 +1,8 @@
 """How fast can DeepSeek-V3 decode at batch 64 on 8 B200s in FP8?
 
-A batch sweep of the pure roofline bound (communication not modelled in this release), with
-the MoE term reading the *distinct* experts a batch touches and MLA's compressed KV.
+A batch sweep of the pure roofline bound (with the step's tensor-parallel all-reduces over
+NVLink counted, not overlapped), the MoE term reading the *distinct* experts a batch touches
+and MLA's compressed KV.
 Run: ``python examples/deepseek_v3_decode_on_b200.py``.
 """
 

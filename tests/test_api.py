@@ -86,6 +86,20 @@ def test_old_module_paths_keep_their_functions():
     assert tk.performance.decode is tk.decode
     assert tk.economics.ApiPrice is tk.ApiPrice
     assert tk.kv.kv_cache_bytes is tk.kv_cache_bytes
+    # Modules split in two or three keep every 0.1 attribute path.
+    assert tk.tiering.retention_policy is tk.retention_policy
+    assert tk.tiering.tier is tk.tier and tk.tiering.agent_step is tk.agent_step
+    assert tk.specs.Deployment is tk.Deployment and tk.specs.Model is tk.Model
+    assert tk.disagg.mdl_mean_wait_s is tk.mdl_mean_wait_s
+    assert tk.disagg.colocated_goodput is tk.colocated_goodput
+    assert tk.parallel.topology is tk.topology and tk.parallel.allreduce_time is tk.allreduce_time
+    assert tk.performance.StepResult is tk.StepResult
+    assert "retention_policy" in dir(tk.tiering)
+
+
+def test_moved_module_names_its_new_homes_for_a_missing_name():
+    with pytest.raises(AttributeError, match="economics.retention"):
+        tk.tiering.no_such_function  # noqa: B018
 
 
 def test_unknown_name_is_an_attribute_error_that_names_it():

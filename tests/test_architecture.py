@@ -197,3 +197,18 @@ def test_stage_table_lists_every_public_name_of_its_modules(stage):
         obj = getattr(pkg, name)
         mod = importlib.import_module(where, pkg.__name__)
         assert getattr(mod, name) is obj
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_no_module_shares_a_name_with_a_public_name_of_its_stage(stage):
+    # Importing tokenomics.<stage>.<module> sets the attribute <module> on the stage package;
+    # a public function of the same name would then be shadowed by the module.
+    pkg = importlib.import_module(f"tokenomics.{stage}")
+    assert not set(pkg._MODULES) & set(pkg._EXPORTS)
+
+
+def test_no_stage_or_moved_module_shares_a_name_with_a_top_level_name():
+    import tokenomics
+
+    assert not set(tokenomics.STAGES) & set(tokenomics.__all__)
+    assert not set(tokenomics._MOVED) & set(tokenomics.__all__)

@@ -56,18 +56,19 @@ _TOP = {
         "batching_throughput", "BatchingThroughput", "best_pool_ratio", "best_speculation_k",
         "chunked_prefill", "ChunkedPrefill", "colocated_at_rate", "colocated_goodput",
         "disaggregated_at_rate", "disaggregated_goodput", "expected_accepted_from_table",
-        "expected_accepted_tokens", "expected_max", "GapDistribution", "Goodput",
-        "kv_capacity_sequences", "kv_tiers", "kv_waste_fraction", "kv_waste_fraction_over_decode",
-        "KVCapacity", "LengthDistribution", "max_batch_ratio", "mdl_mean_wait_s", "mdl_wait_cdf",
+        "expected_accepted_tokens", "expected_max", "Goodput", "kv_capacity_sequences",
+        "kv_tiers", "kv_waste_fraction", "kv_waste_fraction_over_decode", "KVCapacity",
+        "LengthDistribution", "max_batch_ratio", "mdl_mean_wait_s", "mdl_wait_cdf",
         "mdl_wait_quantile_s", "mixed_step", "PoolSplit", "prefix_cached_prefill",
-        "PrefixCachedPrefill", "reload_or_recompute", "ReloadOrRecompute", "retention_policy",
-        "RetentionOccupancy", "RetentionPolicy", "shared_prefix_kv_bytes", "SLOAttainment",
-        "speculative_decode", "SpeculativeResult", "Tier", "tier",
+        "PrefixCachedPrefill", "reload_or_recompute", "ReloadOrRecompute",
+        "shared_prefix_kv_bytes", "SLOAttainment", "speculative_decode", "SpeculativeResult",
+        "Tier", "tier",
     ),
     "economics": (
         "ApiPrice", "blended_price", "cost_per_million_tokens", "deployment_cost",
-        "DeploymentCost", "Energy", "energy_per_token", "margin", "price", "price_table",
-        "serving_day", "ServingDay", "tco_usd_per_device_hour",
+        "DeploymentCost", "Energy", "energy_per_token", "GapDistribution", "margin", "price",
+        "price_table", "retention_policy", "RetentionOccupancy", "RetentionPolicy", "serving_day",
+        "ServingDay", "tco_usd_per_device_hour",
     ),
     "calibration": (
         "calibration_report", "efficiency_presets", "forecast_interval", "load_measurements",
@@ -85,14 +86,16 @@ _TOP = {
 
 #: Release 0.1 kept every module at the top (``tk.operators.step_costs``); those attribute
 #: paths keep working and lead to the module's new home.
-_MOVED = {
+_MOVED: dict[str, str | tuple[str, ...]] = {
     "errors": "core.errors", "units": "core.units", "dtypes": "core.dtypes",
-    "specs": "data.specs", "hf_config": "data.hf_config", "catalog": "data.catalog",
-    "params": "physics.params", "kv": "physics.kv", "roofline": "physics.roofline",
-    "operators": "physics.operators", "memory": "physics.memory",
-    "parallel": "physics.collectives", "performance": "physics.step",
-    "kvalloc": "serving.paged", "speculative": "serving.speculative",
-    "disagg": "serving.disagg", "tiering": "serving.tiering",
+    "specs": ("data.specs", "data.deployment"), "hf_config": "data.hf_config",
+    "catalog": "data.catalog", "params": "physics.params", "kv": "physics.kv",
+    "roofline": "physics.roofline", "operators": "physics.operators",
+    "memory": "physics.memory", "parallel": ("physics.collectives", "data.interconnect"),
+    "performance": ("physics.step", "physics.engine"), "kvalloc": "serving.paged",
+    "speculative": "serving.speculative",
+    "disagg": ("serving.disagg", "serving.colocated", "serving.slo", "serving.queueing"),
+    "tiering": ("serving.tiers", "economics.retention", "serving.agents"),
     "validation": "calibration.measurements", "symbolic": "pareto.symbolic",
     "tables": "surfaces.tables", "plots": "surfaces.plots", "export": "surfaces.export",
     "cli": "surfaces.cli", "docgen": "surfaces.docgen",
@@ -101,4 +104,5 @@ _MOVED = {
 __getattr__, __dir__, __all__ = attach(
     __name__, globals(),
     {name: f".{stage}" for stage, names in _TOP.items() for name in names}, STAGES,
-    moved={old: f"{__name__}.{new}" for old, new in _MOVED.items()})
+    moved={old: (f"{__name__}.{new}" if isinstance(new, str)
+                 else tuple(f"{__name__}.{n}" for n in new)) for old, new in _MOVED.items()})

@@ -1,11 +1,14 @@
-"""Units registry and numeric formats."""
+"""The units registry and the conversions at its boundary (core/units.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import pytest
 
 import tokenomics as tk
-from tokenomics.core.units import parse_quantity
+from tokenomics.core.units import as_magnitude, coerce_fields, parse_quantity, to_array
 
 
 def test_decimal_vs_binary_and_bits_vs_bytes():
@@ -27,27 +30,6 @@ def test_unparseable_unit():
         parse_quantity(1, "furlongs", "B")
 
 
-@pytest.mark.parametrize("name, bits", [
-    ("bf16", 16), ("fp16", 16), ("fp8", 8), ("fp8_e5m2", 8), ("mxfp8", 8.25), ("mxfp6", 6.25),
-    ("mxfp4", 4.25), ("nvfp4", 4.5), ("int8", 8), ("int4", 4), ("int4_g128", 4.125)])
-def test_effective_bits(name, bits):
-    # OCP MX v1.0: 8-bit E8M0 scale per 32; NVFP4: 8-bit E4M3 scale per 16 (S17);
-    # INT4 with an FP16 scale per 128 weights.
-    assert tk.dtype(name).bits == bits
-    assert tk.bytes_per_element(name) == bits / 8
-
-
-def test_peak_each_format_runs_at():
-    assert tk.dtype("mxfp4").peak == tk.dtype("nvfp4").peak == "fp4"
-    assert tk.dtype("mxfp8").peak == "fp8"
-    assert tk.dtype("int4_g128").peak == "int4"
-
-
-def test_unknown_format():
-    with pytest.raises(tk.UnknownEntryError, match=r"unknown numeric format 'fp5'.*known"):
-        tk.dtype("fp5")
-
-
 def test_quantities_at_the_boundary():
     Q = tk.Q_
     hw = tk.Hardware(id="what-if", name="H100 with 5 TB/s",
@@ -61,3 +43,41 @@ def test_quantities_at_the_boundary():
     with pytest.raises(tk.UnitError, match="mem_bw_bytes_per_s has unit"):
         tk.Hardware(id="x", name="x", peak_flop_per_s={"bf16": 1e15},
                     mem_capacity_bytes=80e9, mem_bw_bytes_per_s=Q(5, "TFLOP/s"))
+
+
+def test_time_and_money_units():
+    assert parse_quantity(1, "hour", "s") == 3600.0
+    assert parse_quantity(2.5, "USD/hour", "USD/s") == pytest.approx(2.5 / 3600)
+    assert parse_quantity(150, "cent", "USD") == pytest.approx(1.5)
+    assert parse_quantity(1, "kWh", "J") == pytest.approx(3.6e6)     # 1000 W x 3600 s
+
+
+def test_as_magnitude_strips_quantities_and_passes_numbers():
+    assert as_magnitude(tk.Q_(20, "us"), "s") == pytest.approx(2e-5)
+    assert as_magnitude(7.0, "s") == 7.0                  # a plain number is already canonical
+    arr = np.array([1.0, 2.0])
+    assert as_magnitude(arr, "B") is arr
+    with pytest.raises(tk.UnitError, match=r"link has unit .* cannot be converted to 'B/s'"):
+        as_magnitude(tk.Q_(1, "flop/s"), "B/s", "link")
+
+
+def test_to_array_rejects_non_numbers():
+    assert to_array([1, 2], "x").dtype == np.float64
+    with pytest.raises(tk.UnitError, match=r"x must be a number or an array of numbers"):
+        to_array(["a"], "x")
+
+
+def test_coerce_fields_converts_only_quantities():
+    @dataclass(frozen=True)
+    class Box:
+        size_bytes: object
+        time_s: object = None
+
+    b = Box(tk.Q_(1, "KiB"), None)
+    coerce_fields(b, {"size_bytes": "B", "time_s": "s"})
+    assert b.size_bytes == 1024.0 and b.time_s is None       # 1 KiB = 2**10 B
+    c = Box(5.0, tk.Q_(2, "min"))
+    coerce_fields(c, {"size_bytes": "B", "time_s": "s"})
+    assert c.size_bytes == 5.0 and c.time_s == 120.0
+    with pytest.raises(tk.UnitError, match=r"time_s has unit"):
+        coerce_fields(Box(1.0, tk.Q_(1, "GB")), {"time_s": "s"})

@@ -135,6 +135,47 @@ def test_broken_hardware_file_rejected(cat_copy, old, new, field, why):
     assert "h100-sxm.toml" in msg and f"field {field}" in msg and why in msg, msg
 
 
+@pytest.mark.parametrize("old, new, field, why", [
+    ('status = "shipping"', 'status = "sold"', "status", "is not one of"),
+    ('value = 50, unit = "MB"', 'value = 50, unit = "MW"', "memory.sram.unit", "dimension"),
+    ('name = "NVLink 4 (18 links)"', 'name = "NVLink 4 (18 links)"\nspeed = 1', "scale_up.speed",
+     "unknown key"),
+    ('value = 8, unit = "count"', 'value = 0, unit = "count"', "scale_up.domain_size",
+     "implausible"),
+    ('value = 2, unit = "us"', 'value = 2, unit = "GB"', "scale_out.latency.unit", "dimension"),
+    ('tdp = { value = 700,', 'tdp = { value = 7e9,', "power.tdp", "implausible"),
+    ('tier = "neocloud-on-demand"', 'tier = "spot"', "prices[2].tier", "is not one of"),
+    # A price in plain USD is a purchase: 3.78 USD is below the 10 USD floor for a device.
+    ('value = 3.78\nunit = "USD/hour"', 'value = 3.78\nunit = "USD"', "prices[2]", "implausible"),
+])
+def test_every_section_of_a_hardware_file_is_checked(cat_copy, old, new, field, why):
+    hw, md = cat_copy
+    _edit(hw / "h100-sxm.toml", old, new)
+    with pytest.raises(tk.CatalogError) as exc:
+        load_catalog(hw, md)
+    msg = str(exc.value)
+    assert "h100-sxm.toml" in msg and f"field {field}" in msg and why in msg, msg
+
+
+def test_a_hardware_file_parses_into_canonical_units(cat_copy):
+    hw, md = cat_copy
+    h = load_catalog(hw, md).hardware["h100-sxm"]
+    # 80 GB = 8e10 B; 50 MB L2 = 5e7 B; NVLink 900 GB/s both ways = 450e9 B/s each way;
+    # 400 Gb/s = 50e9 B/s; 2 us = 2e-6 s; 700 W.
+    assert (h.mem_capacity_bytes, h.sram_bytes, h.tdp_w) == (80e9, 50e6, 700.0)
+    assert (h.scale_up_bw_bytes_per_s, h.scale_up_domain_size) == (450e9, 8)
+    assert (h.scale_out_bw_bytes_per_s, h.scale_out_latency_s) == (50e9, 2e-6)
+    assert h.scale_up_latency_s is None and h.memory_type == "HBM3"
+    assert [(p.tier, p.date, p.usd) for p in h.prices] == [
+        ("hyperscaler-on-demand", "2025-05", 12.29),
+        ("hyperscaler-capacity-block", "2024-12", 4.916),
+        ("neocloud-on-demand", "2026-05-07", 3.78)]
+    assert all(p.per_hour for p in h.prices)
+    assert h.unavailable == {"compute.fp6": "not supported", "compute.fp4": "not supported"}
+    assert h.sources["memory.bandwidth"] == "glennklockwood-h100"
+    assert h.sources["scale_out.bandwidth"] == "aws-ec2-capacity-blocks-pricing"
+
+
 @pytest.mark.parametrize("old, new, where, why", [
     ('num_key_value_heads = 8', '', "num_key_value_heads", None),  # default = MHA: loads
     ('hidden_size = 4096', 'hidden_size = "big"', "hidden_size", "non-negative integer"),
@@ -159,7 +200,7 @@ def test_broken_model_file_rejected(cat_copy, old, new, where, why):
 def test_every_data_file_reader_names_a_missing_or_broken_file(tmp_path):
     # Catalogs, prices, tiers, measurements and the calibration all read through one helper.
     from tokenomics.calibration.measurements import load_measurements
-    from tokenomics.serving.tiering import load_kv_tiers
+    from tokenomics.serving.tiers import load_kv_tiers
 
     (tmp_path / "bad.toml").write_text("row = [\n")
     with pytest.raises(tk.CatalogError, match=r"missing\.toml: not found"):

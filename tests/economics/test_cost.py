@@ -202,3 +202,58 @@ def test_margin():
     assert margin(1.0, 2.0) == -1.0
     with pytest.raises(tk.TokenomicsError, match="price_usd_per_mtok must be > 0"):
         margin(0, 1)
+
+
+# ---- ownership terms and the device price as objects; 0.1's forms still work ----------------
+from tokenomics.economics.cost import DeploymentCost, Ownership, device_hour_usd  # noqa: E402
+
+
+def test_ownership_object_and_0_1_arguments_agree():
+    # $25,000 / 4 years / 8,760 h + 700 W x PUE 1.5 x $0.10/kWh = $0.7134 + $0.105 per hour.
+    o = Ownership(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0)
+    assert tco_usd_per_device_hour(o) == pytest.approx(25_000 / 4 / 8760 + 0.7 * 1.5 * 0.10)
+    assert tco_usd_per_device_hour(o) == tco_usd_per_device_hour(25_000, 4, 700, 1.0, 0.0, 1.5,
+                                                                 0.10, 0.0)
+    assert tco_usd_per_device_hour(Ownership(30_000, 5, 700, facility_usd_per_device_hour=0.2)) \
+        == tco_usd_per_device_hour(purchase_usd=30_000, amortisation_years=5, power_w=700,
+                                   facility_usd_per_device_hour=0.2)
+    with pytest.raises(tk.TokenomicsError, match="power_w is required"):
+        tco_usd_per_device_hour(Ownership(25_000, 4))
+    with pytest.raises(tk.TokenomicsError, match="networking_share must be in"):
+        Ownership(25_000, 4, 700, networking_share=1.0)
+
+
+def _same_cost(a: DeploymentCost, b: DeploymentCost) -> None:
+    for name in DeploymentCost.__dataclass_fields__:
+        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
+
+
+def test_device_price_and_0_1_price_arguments_agree():
+    d = tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8", compute_dtype="fp8",
+                      kv_dtype="fp8")
+    _same_cost(deployment_cost(d, 64, 4096, device_price=3.0),
+               deployment_cost(d, 64, 4096, usd_per_device_hour=3.0))
+    # Owning: the TDP (700 W for an H200) fills in the power.
+    owned = deployment_cost(d, 64, 4096, device_price=Ownership(30_000, 5))
+    assert owned.usd_per_device_hour == pytest.approx(tco_usd_per_device_hour(30_000, 5, 700))
+    _same_cost(owned, deployment_cost(d, 64, 4096,
+                                      tco=dict(purchase_usd=30_000, amortisation_years=5)))
+    # A rental tier of the catalog (H200: a capacity block at $5.408 per hour).
+    tier = deployment_cost(d, 64, 4096, device_price="hyperscaler-capacity-block")
+    assert tier.usd_per_device_hour == 5.408
+    _same_cost(tier, deployment_cost(d, 64, 4096, tier="hyperscaler-capacity-block"))
+    # Every 0.1 argument in its position: prompt, prefill batch, price, tier, tco, cache.
+    _same_cost(deployment_cost(d, [8, 64], 4096, 2048, 4, 2.0, None, None, 1000),
+               deployment_cost(d, [8, 64], 4096, 2048, 4, 2.0, cached_prefix_tokens=1000))
+    with pytest.raises(tk.TokenomicsError, match="give usd_per_device_hour or tco, not both"):
+        deployment_cost(d, 64, 4096, usd_per_device_hour=3.0, tco=dict(purchase_usd=1,
+                                                                       amortisation_years=1))
+
+
+def test_device_hour_usd_by_source():
+    assert device_hour_usd(tk.hardware("h800")) == 2.0          # DeepSeek's $2 per H800-hour
+    assert device_hour_usd(tk.hardware("h800"), 3.5) == 3.5
+    with pytest.raises(tk.NotPublishedError, match="TDP not published"):
+        device_hour_usd(tk.hardware("h800"), Ownership(30_000, 5))
+    with pytest.raises(tk.TokenomicsError, match="usd_per_device_hour must be >= 0"):
+        device_hour_usd(tk.hardware("h800"), -1.0)

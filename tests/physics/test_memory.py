@@ -79,3 +79,115 @@ def test_memory_fit_frame():
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     df = tk.memory_fit(d, [1, 2, 3], 1024).to_frame()
     assert len(df) == 3 and {"weights_bytes", "kv_bytes", "workspace_bytes", "fits"} <= set(df)
+
+
+# ---- pooled device counts: a Deployment, or release 0.1's loose arguments ------------------
+from tokenomics.physics.memory import (  # noqa: E402
+    MemoryBudget,
+    accepts_legacy_forms,
+    devices_needed,
+    min_devices,
+    weight_bytes,
+)
+
+M405, H100 = tk.model("llama-3.1-405b"), tk.hardware("h100-sxm")
+# S15 by hand: 405,853,388,800 BF16 weights (2 B) plus 32 sequences x 131,072 tokens x
+# 126 layers x 8 KV heads x 256 x 2 B, over 80 GB per H100.
+S15_NEED = (2 * 405_853_388_800 + 32 * 131_072 * 126 * 8 * 256 * 2) / 80e9
+
+
+def test_release_0_1_forms_keep_their_numbers():
+    assert tk.param_count(M405) == 405_853_388_800
+    assert devices_needed(M405, H100, 32, 131072, usable_memory_fraction=1.0) == \
+        pytest.approx(S15_NEED, rel=1e-12)
+    assert round(S15_NEED, 1) == 37.2
+    assert min_devices(M405, H100, 32, 131072, usable_memory_fraction=1.0, multiple_of=8) == 40
+    # Every argument in its 0.1 position gives the same as by name.
+    pos = min_devices(M405, H100, 32, 131072, "bf16", "bf16", 1.0, 0.0, 0.0, 8, False)
+    assert pos == 40
+    assert devices_needed(M405, H100, 32, 131072, None, "bf16", 1.0, 0.0, 0.0, False) == \
+        devices_needed(model=M405, hardware=H100, batch=32, context_tokens=131072,
+                       usable_memory_fraction=1.0)
+    # And the budget as one object.
+    b = MemoryBudget(M405, H100, usable_memory_fraction=1.0)
+    assert devices_needed(b, 32, 131072) == devices_needed(M405, H100, 32, 131072,
+                                                           usable_memory_fraction=1.0)
+    assert min_devices(b, 32, 131072, multiple_of=8) == 40
+
+
+def test_a_deployment_gives_its_formats_and_budget():
+    d = tk.Deployment(M405, H100, usable_memory_fraction=1.0, workspace_bytes=0)
+    assert devices_needed(d, 32, 131072) == pytest.approx(S15_NEED, rel=1e-12)
+    assert min_devices(d, 32, 131072) == 38 and min_devices(d, 32, 131072, multiple_of=8) == 40
+    # Its 90% default and FP8 KV: (W + K / 2) / 72 GB.
+    f = tk.Deployment(M405, H100, kv_dtype="fp8", workspace_bytes=0)
+    assert devices_needed(f, 32, 131072) == pytest.approx(
+        (2 * 405_853_388_800 + 32 * 131_072 * 126 * 8 * 256) / 72e9, rel=1e-12)
+
+
+def test_a_deployment_keeps_gpt_oss_experts_at_mxfp4():
+    # 0.1's weight_dtype="bf16" puts every weight at BF16, routed experts included; the
+    # Deployment keeps the released MXFP4 experts (4 bits + an 8-bit scale per 32: 4.25 bits).
+    m = tk.model("gpt-oss-120b")
+    routed = tk.param_breakdown(m)["routed_experts"]
+    d = tk.Deployment(m, H100, workspace_bytes=0)
+    loose = devices_needed(m, H100, 8, 8192, "bf16")
+    assert loose - devices_needed(d, 8, 8192) == pytest.approx(
+        routed * (2 - 4.25 / 8) / (0.9 * 80e9), rel=1e-9)
+    # Without weight_dtype the 0.1 form keeps the model's formats too.
+    assert devices_needed(m, H100, 8, 8192) == pytest.approx(devices_needed(d, 8, 8192))
+
+
+def test_a_deployment_without_workspace_uses_its_estimate():
+    # Llama 3.1 8B at tp=1: (4h + max(qkv, 2I)) x 2 B per token = (4 x 4096 + 2 x 14336) x 2
+    # = 90,112 B, plus FP32 logits 4 x 128,256 B per sequence; at batch 8 that is 4,825,088 B.
+    d = tk.Deployment("llama-3.1-8b", H100)
+    ws = 8 * ((4 * 4096 + 2 * 14336) * 2 + 4 * 128_256)
+    assert MemoryBudget.of(d, 8).workspace_bytes == ws == 4_825_088
+    w = weight_bytes(d.model)
+    kv = 8 * 4096 * 32 * 8 * 256 * 2
+    assert devices_needed(d, 8, 4096) == pytest.approx((w + kv) / (0.9 * 80e9 - ws), rel=1e-12)
+
+
+def test_budget_errors():
+    with pytest.raises(tk.TokenomicsError, match=r"usable_memory_fraction must be in \(0, 1\]"):
+        devices_needed(M405, H100, 1, 1024, usable_memory_fraction=0)
+    with pytest.raises(tk.DoesNotFitError, match="leave no usable memory"):
+        devices_needed(M405, H100, 1, 1024, runtime_reserve_bytes=80e9)
+    with pytest.raises(tk.TokenomicsError, match="needs a Model and a Hardware"):
+        MemoryBudget(1, H100)
+    with pytest.raises(tk.TokenomicsError, match="do not bind"):
+        devices_needed(M405, H100, 1, 1024, hardware=H100)
+    assert MemoryBudget("llama-3.1-405b", "h100-sxm").model is M405     # catalog ids
+
+
+class _Pair:
+    """The toy's new value object: two numbers 0.1 took loose."""
+
+    def __init__(self, a, b):
+        self.ab = (a, b)
+
+
+def _toy_adapter():
+    # New form f(pair, x, *, flag); 0.1 form f(a, b, x, flag=False) with pair = _Pair(a, b).
+    def build(a):
+        return dict(pair=_Pair(a.pop("a"), a.pop("b")), **a)
+
+    @accepts_legacy_forms(("a", "b", "x", "flag"), dict(flag=False), build, "pair", _Pair)
+    def f(pair, x, *, flag=False):
+        return pair.ab, x, flag
+
+    return f
+
+
+def test_call_form_adapter_routes_by_type_count_and_name():
+    f = _toy_adapter()
+    assert f(_Pair(1, 2), 3) == ((1, 2), 3, False)            # new form
+    assert f(1, 2, 3) == ((1, 2), 3, False)                    # 0.1 by position (type)
+    assert f(_Pair(1, 2), 3, flag=True) == ((1, 2), 3, True)
+    assert f(1, 2, 3, True) == ((1, 2), 3, True)               # 0.1, more than 2 positionals
+    assert f(a=1, b=2, x=3) == ((1, 2), 3, False)              # 0.1 by name
+    with pytest.raises(tk.TokenomicsError, match="do not bind"):
+        f(1, 2, 3, True, 5)
+    with pytest.raises(tk.TokenomicsError, match="must come at or before"):
+        accepts_legacy_forms(("obj", "x"), {}, dict, "obj", _Pair)(lambda obj, x: None)

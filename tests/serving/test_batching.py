@@ -238,3 +238,39 @@ def test_shared_prefix_never_costs_more_memory(p, s, b):
     assert shared <= each * (1 + 1e-12)
     if b == 1:
         assert shared == pytest.approx(each)
+
+
+# ---- the FFN pool and the link as objects; release 0.1's loose arguments still work ---------
+from tokenomics.data.workload import Link  # noqa: E402
+from tokenomics.serving.batching import AttentionFFNSplit, FFNPool  # noqa: E402
+
+
+def _same_split(a: AttentionFFNSplit, b: AttentionFFNSplit) -> None:
+    for name in AttentionFFNSplit.__dataclass_fields__:
+        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
+
+
+def test_split_objects_and_0_1_arguments_agree(gpu70):
+    new = attention_ffn_split(gpu70, FFNPool("h100-sxm", 8), 64, 8192, Link(400e9))
+    # 2 crossings x 80 layers x 64 tokens x 8,192 hidden x 2 B.
+    assert new.transfer_bytes == 2 * 80 * 64 * 8192 * 2
+    _same_split(new, attention_ffn_split(gpu70, "h100-sxm", 8, 64, 8192,
+                                         link_bytes_per_s=400e9))
+    # Every 0.1 argument in its position.
+    old = attention_ffn_split(gpu70, "h200", 16, [8, 32], 4096, 400e9, 2e-6, "fp8", 1, False)
+    _same_split(old, attention_ffn_split(gpu70, FFNPool("h200", 16, "fp8"), [8, 32], 4096,
+                                         Link(400e9, 2e-6), 1, False))
+    # Taking turns (one micro-batch): step = attention + FFN + 2 x 80 crossings.
+    assert np.allclose(old.step_time_s, np.asarray(old.attention_time_s) + old.ffn_time_s
+                       + old.transfer_time_s, rtol=1e-12)
+    lat = 2 * 80 * 2e-6 + 2 * 80 * np.array([8, 32]) * 8192 * 2 / 400e9
+    assert np.allclose(old.transfer_time_s, lat, rtol=1e-12)
+
+
+def test_split_value_object_errors(gpu70):
+    with pytest.raises(tk.TokenomicsError, match="link must be a tokenomics Link"):
+        attention_ffn_split(gpu70, FFNPool("h100-sxm", 8), 1, 1024, 400e9)
+    with pytest.raises(tk.TokenomicsError, match="ffn_devices"):
+        FFNPool("h100-sxm", 0)
+    with pytest.raises(tk.UnknownEntryError):
+        FFNPool("no-such-chip", 8)

@@ -1,5 +1,7 @@
-"""Disaggregated prefill/decode serving: M/D/1 queueing against the textbook, goodput under
-SLOs, the best pool ratio, colocation with chunked prefill, and seeds S50 and S51."""
+"""Disaggregated prefill/decode serving: goodput under SLOs, the best pool ratio, seeds S50
+and S51 against colocation, and the value-object call forms against 0.1's (the M/D/1 queue
+itself: tests/serving/test_queueing.py; the colocated model: tests/serving/test_colocated.py;
+the shared results and decode table: tests/serving/test_slo.py)."""
 
 from __future__ import annotations
 
@@ -8,28 +10,25 @@ from functools import cache
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenomics as tk
+from tokenomics.data.workload import SLO, Link, Workload
 from tokenomics.physics.kv import kv_cache_bytes
 from tokenomics.physics.memory import max_batch
 from tokenomics.physics.step import decode, prefill
-from tokenomics.serving.batching import chunked_prefill, mixed_step
+from tokenomics.serving.colocated import colocated_goodput
 from tokenomics.serving.disagg import (
-    EXACT_WAIT_SPAN,
     best_pool_ratio,
-    colocated_at_rate,
-    colocated_goodput,
     disaggregated_at_rate,
     disaggregated_goodput,
-    mdl_mean_wait_s,
-    mdl_wait_cdf,
-    mdl_wait_quantile_s,
 )
+from tokenomics.serving.queueing import mdl_mean_wait_s, mdl_wait_cdf
 
 D70 = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)    # 4 devices per instance
 D8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
+
 
 
 def crommelin(lam: float, S: float, t: float) -> float:
@@ -37,139 +36,6 @@ def crommelin(lam: float, S: float, t: float) -> float:
     rho = lam * S
     return (1 - rho) * sum((lam * (k * S - t)) ** k / math.factorial(k) * math.exp(-lam * (k * S - t))
                            for k in range(int(math.floor(t / S)) + 1))
-
-
-# ---- M/D/1 against the textbook ------------------------------------------------------------
-def test_mdl_mean_wait_by_hand_at_two_utilisations():
-    # P-K with zero service variance: W = rho S / (2 (1 - rho)).
-    # S = 0.1 s, lambda = 5/s: rho = 0.5 -> 0.5 x 0.1 / (2 x 0.5) = 0.05 s.
-    assert mdl_mean_wait_s(5.0, 0.1) == pytest.approx(0.05, rel=1e-12)
-    # lambda = 9/s: rho = 0.9 -> 0.9 x 0.1 / (2 x 0.1) = 0.45 s (nine times the wait at 0.5).
-    assert mdl_mean_wait_s(9.0, 0.1) == pytest.approx(0.45, rel=1e-12)
-    # Half the M/M/1 wait rho S / (1 - rho), broadcast over rates.
-    w = mdl_mean_wait_s(np.array([5.0, 9.0]), 0.1)
-    np.testing.assert_allclose(w, [0.05 / 1, 0.9 * 0.1 / 0.1 / 2])
-    assert mdl_mean_wait_s(0.0, 0.1) == 0.0
-    assert isinstance(mdl_mean_wait_s(5, 0.1), float)
-
-
-def test_mdl_errors_say_the_stable_range():
-    with pytest.raises(tk.TokenomicsError, match=r"must be < 1.*unstable.*1/S = 10 per s"):
-        mdl_mean_wait_s(10.0, 0.1)
-    with pytest.raises(tk.TokenomicsError, match=r"= 1\.2 must be < 1"):
-        mdl_wait_cdf(12.0, 0.1, 0.5)
-    with pytest.raises(tk.TokenomicsError, match="arrival_rate_per_s must be >= 0"):
-        mdl_mean_wait_s(-1.0, 0.1)
-    with pytest.raises(tk.TokenomicsError, match="service_time_s must be > 0"):
-        mdl_mean_wait_s(1.0, 0.0)
-    with pytest.raises(tk.TokenomicsError, match="wait_s must be >= 0"):
-        mdl_wait_cdf(1.0, 0.1, -0.1)
-    with pytest.raises(tk.TokenomicsError, match=r"probability must be in \(0, 1\)"):
-        mdl_wait_quantile_s(1.0, 0.1, 1.0)
-
-
-def test_wait_cdf_by_hand():
-    # P(W = 0) = 1 - rho: the share of arrivals that find the server idle.
-    assert mdl_wait_cdf(5.0, 0.1, 0.0) == pytest.approx(0.5)
-    # P(W <= S) = (1 - rho) e^rho (Crommelin's k = 0 term; the k = 1 term is 0): 0.5 e^0.5.
-    assert mdl_wait_cdf(5.0, 0.1, 0.1) == pytest.approx(0.5 * math.exp(0.5), rel=1e-12)
-    # P(W <= 2S) = (1 - rho)(e^{2 rho} - rho e^rho) = 0.5 (e - 0.5 e^0.5) = 0.9469.
-    assert mdl_wait_cdf(5.0, 0.1, 0.2) == pytest.approx(0.5 * (math.e - 0.5 * math.exp(0.5)))
-
-
-@pytest.mark.parametrize("lam,S,t", [(5, 0.1, 0.05), (5, 0.1, 0.37), (9, 0.1, 0.85),
-                                     (9.5, 0.1, 1.234), (2, 0.3, 0.9), (0.5, 1.0, 7.5)])
-def test_wait_cdf_equals_crommelins_alternating_sum(lam, S, t):
-    assert mdl_wait_cdf(lam, S, t) == pytest.approx(crommelin(lam, S, t), rel=1e-9)
-
-
-def test_wait_cdf_against_a_simulated_queue():
-    # Lindley recursion W_{n+1} = max(0, W_n + S - A_{n+1}), rho = 0.8, 100,000 arrivals.
-    rng = np.random.default_rng(7)
-    lam, S = 8.0, 0.1
-    A = rng.exponential(1 / lam, 100_000)
-    W = np.empty(A.size)
-    w = 0.0
-    for i, a in enumerate(A):
-        W[i] = w
-        w = max(0.0, w + S - a)
-    W = W[5000:]                                      # drop the warm-up
-    t = np.array([0.0, 0.05, 0.1, 0.2, 0.5, 1.0])
-    sim = (W[:, None] <= t[None, :]).mean(axis=0)
-    np.testing.assert_allclose(mdl_wait_cdf(lam, S, t), sim, atol=0.02)
-    assert W.mean() == pytest.approx(mdl_mean_wait_s(lam, S), rel=0.1)     # 0.2 s
-
-
-def test_wait_cdf_integrates_to_the_pk_mean():
-    # E[W] = integral of P(W > t) dt: rho = 0.8 gives 0.8 / (2 x 0.2) = 2 S.
-    S = 1.0
-    t = np.linspace(0.0, 80.0, 8001)
-    F = mdl_wait_cdf(0.8, S, t)
-    assert np.all(np.diff(F) >= -1e-15)
-    tail = 1 - F
-    area = float(np.sum((tail[1:] + tail[:-1]) / 2 * np.diff(t)))
-    assert area == pytest.approx(mdl_mean_wait_s(0.8, S), rel=1e-4)
-
-
-def test_wait_tail_beyond_the_exact_span_and_heavy_traffic():
-    # rho = 0.99: the diffusion approximation rho exp(-2 (1 - rho) t / (rho S)) is close.
-    tail = 1 - mdl_wait_cdf(0.99, 1.0, np.array([200.0, 500.0]))
-    approx = 0.99 * np.exp(-2 * 0.01 * np.array([200.0, 500.0]) / 0.99)
-    np.testing.assert_allclose(tail, approx, rtol=0.1)
-    # Across the switch to the exponential continuation: continuous and monotone.
-    x = EXACT_WAIT_SPAN + np.array([-1.0, -1e-9, 0.0, 1e-9, 1.0, 100.0])
-    F = mdl_wait_cdf(0.999, 1.0, x)
-    assert np.all(np.diff(F) >= 0)
-    assert F[1] == pytest.approx(F[3], abs=1e-9)
-    assert mdl_wait_quantile_s(0.999, 1.0, 0.9999) > EXACT_WAIT_SPAN
-
-
-def test_wait_quantile_by_hand():
-    assert mdl_wait_quantile_s(5.0, 0.1, 0.5) == 0.0            # p <= 1 - rho
-    # p = (1 - rho) e^rho = 0.8244 is reached exactly at t = S.
-    assert mdl_wait_quantile_s(5.0, 0.1, 0.5 * math.exp(0.5)) == pytest.approx(0.1, rel=1e-9)
-
-
-@given(rho=st.floats(0.0, 0.995), x=st.floats(0.0, 60.0), dx=st.floats(0.0, 5.0),
-       drho=st.floats(0.0, 0.004))
-def test_wait_cdf_properties(rho, x, dx, drho):
-    F = mdl_wait_cdf(rho, 1.0, np.array([x, x + dx]))
-    assert 1 - rho - 1e-12 <= F[0] <= F[1] + 1e-12 and F[1] <= 1.0
-    assert mdl_wait_cdf(rho + drho, 1.0, x) <= F[0] + 1e-12   # busier: never shorter waits
-
-
-@given(rho=st.floats(0.01, 0.98), p=st.floats(0.02, 0.995))
-def test_wait_quantile_inverts_the_cdf(rho, p):
-    q = mdl_wait_quantile_s(rho / 0.2, 0.2, p)
-    assert q >= 0 and math.isfinite(q)
-    if q > 0:
-        assert mdl_wait_cdf(rho / 0.2, 0.2, q) == pytest.approx(p, abs=1e-7)
-    else:
-        assert p <= 1 - rho + 1e-12
-
-
-@given(rho=st.lists(st.floats(0.01, 0.995), min_size=1, max_size=12),
-       p=st.floats(0.02, 0.999))
-def test_wait_quantiles_of_many_queues_at_once(rho, p):
-    # An array of queues (some far into the tail beyond the exact span) inverts elementwise,
-    # and a busier queue never has a shorter quantile.
-    r = np.asarray(rho)
-    q = mdl_wait_quantile_s(r / 0.2, 0.2, p)
-    assert q.shape == r.shape and np.all(np.isfinite(q)) and np.all(q >= 0)
-    order = np.argsort(r)
-    assert np.all(np.diff(q[order]) >= -1e-12)
-    for ri, qi in zip(r, q, strict=True):
-        if qi > 0:
-            assert mdl_wait_cdf(ri / 0.2, 0.2, qi) == pytest.approx(p, abs=1e-7)
-        else:
-            assert p <= 1 - ri + 1e-12
-
-
-@given(lam=st.floats(0.0, 9.9), dl=st.floats(0.0, 0.09))
-def test_mean_wait_grows_with_rate(lam, dl):
-    w = mdl_mean_wait_s(lam, 0.1)
-    assert 0 <= w <= mdl_mean_wait_s(lam + dl, 0.1)
-    assert w == pytest.approx(0.5 * lam * 0.1 * 0.1 / (1 - lam * 0.1))    # half of M/M/1
 
 
 # ---- disaggregated: the pieces by hand ------------------------------------------------------
@@ -284,10 +150,6 @@ def test_impossible_slos_name_the_binding_constraint():
     with pytest.raises(tk.TokenomicsError, match=r"ttft binds: .*prefill service time.*KV "
                                                  r"transfer"):
         disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 0.25, 0.05, link_bytes_per_s=1e9)
-    with pytest.raises(tk.TokenomicsError, match="tpot binds"):
-        colocated_goodput(D8, 1, 2048, 256, 1.0, 0.004)
-    with pytest.raises(tk.TokenomicsError, match=r"ttft binds: .*chunked prefill of one"):
-        colocated_goodput(D8, 1, 8192, 256, 0.1, 0.05)
     with pytest.raises(tk.TokenomicsError, match="ttft binds"):
         disaggregated_at_rate(D8, D8, 1, 1, 2048, 256, 0.01, 0.05, 1.0)
     # Memory: Llama 3.1 70B on 2 H100s holds no 120K-token sequence beside its weights.
@@ -300,8 +162,6 @@ def test_impossible_slos_name_the_binding_constraint():
 def test_bad_inputs_are_errors():
     with pytest.raises(tk.TokenomicsError, match="rate_per_s must be >= 0"):
         disaggregated_at_rate(D8, D8, 1, 1, 2048, 256, 1.0, 0.05, -1.0)
-    with pytest.raises(tk.TokenomicsError, match="rate_per_s must be >= 0"):
-        colocated_at_rate(D8, 1, 2048, 256, 1.0, 0.05, [1.0, -2.0])
     with pytest.raises(tk.TokenomicsError, match=r"slo_fraction must be in \(0, 1\)"):
         disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 1.0, 0.05, slo_fraction=1.0)
     with pytest.raises(tk.TokenomicsError, match="n_decode must be a whole number >= 1"):
@@ -310,10 +170,6 @@ def test_bad_inputs_are_errors():
         disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 1.0, 0.05, link_bytes_per_s=0)
     with pytest.raises(tk.TokenomicsError, match="same model"):
         disaggregated_goodput(D8, D70, 1, 1, 2048, 256, 1.0, 0.05)
-    with pytest.raises(tk.TokenomicsError, match="ttft_slo_s must be > 0"):
-        colocated_goodput(D8, 1, 2048, 256, -1.0, 0.05)
-    with pytest.raises(tk.TokenomicsError, match="token_budget must be a whole number >= 2"):
-        colocated_goodput(D8, 1, 2048, 256, 1.0, 0.05, token_budget=1)
     with pytest.raises(tk.TokenomicsError, match="at least 8 devices"):
         best_pool_ratio(D70, D70, 7, 2048, 256, 1.0, 0.033)
     with pytest.raises(tk.TokenomicsError, match="exceeds llama-3.1-8b's maximum context"):
@@ -331,51 +187,6 @@ def test_best_pool_ratio_searches_every_split():
     assert (s.n_prefill, s.n_decode) == (6, 2)
     assert s.goodput.rate_per_s == pytest.approx(6 / 3 * 29.6, abs=0.1)
     assert s.goodput.binding == "ttft"
-
-
-# ---- colocated ------------------------------------------------------------------------------
-def test_colocated_at_a_vanishing_rate_is_one_request_alone():
-    # A 1,024-token prompt within a 2,048-token budget is one chunk: the prefill alone; the
-    # TPOT is the decode step at batch 1.
-    r = colocated_at_rate(D8, 1, 1024, 128, 1.0, 0.02, 1e-9)
-    assert r.ttft_mean_s == pytest.approx(prefill(D8, 1024).time_s, rel=1e-6)
-    assert r.tpot_s == pytest.approx(decode(D8, 1, 1024 + 64).step_time_s, rel=1e-9)
-    assert r.attainment == pytest.approx(1.0)
-    # With a 512-token budget it takes 2 mixed steps of 512 prompt tokens, each charged half
-    # the prompt's causal attention (the same total as chunk 1 + chunk 2 on its prefix):
-    # within 1% of the chunk-by-chunk schedule (S24's chunked_prefill).
-    r2 = colocated_at_rate(D8, 1, 1024, 128, 1.0, 0.02, 1e-9, token_budget=512)
-    assert r2.ttft_mean_s == pytest.approx(chunked_prefill(D8, 1024, 512).ttft_s, rel=0.01)
-    assert r2.ttft_mean_s > 2 * mixed_step(D8, 0, 1088, 512).time_s      # the first chunk
-
-
-def test_colocated_goodput_at_the_binding_constraint():
-    g = colocated_goodput(D70, 4, 2048, 256, 3.0, 0.02)
-    assert g.layout == "colocated" and g.n_devices == 16
-    assert g.binding == "tpot" and g.tpot_s == pytest.approx(0.02, rel=1e-4)
-    at = colocated_at_rate(D70, 4, 2048, 256, 3.0, 0.02, [g.rate_per_s, g.rate_per_s * 1.01])
-    assert at.meets_slo[0] and not at.meets_slo[1]
-    # Little's law inside an instance: B = (rate / 4) x 256 x TPOT.
-    assert g.decode_batch == pytest.approx(g.rate_per_s / 4 * 256 * g.tpot_s)
-    # Goodput per device does not depend on the instance count (arrivals split evenly).
-    g8 = colocated_goodput(D70, 8, 2048, 256, 3.0, 0.02)
-    assert g8.goodput_per_s_per_device == pytest.approx(g.goodput_per_s_per_device, rel=1e-6)
-
-
-@given(rates=st.lists(st.floats(0.0, 150.0), min_size=2, max_size=4),
-       budget=st.sampled_from([256, 512, 2048]))
-def test_colocated_properties_over_rates(rates, budget):
-    # One Llama 3.1 8B instance; its prompt slot saturates near 1 / 30 ms = 33 req/s.
-    rates = sorted(rates)
-    r = colocated_at_rate(D8, 1, 2048, 256, 1.0, 0.03, rates, token_budget=budget)
-    g = np.asarray(r.goodput_per_s)
-    assert np.all(np.isfinite(g)) and np.all(g >= 0) and np.all(g <= np.asarray(rates) + 1e-12)
-    tpot = np.asarray(r.tpot_s)
-    assert np.all(tpot[1:] >= tpot[:-1] * (1 - 1e-12))       # busier: never faster tokens
-    att = np.asarray(r.ttft_attainment)
-    assert np.all(np.diff(att) <= 1e-9)
-    rho = np.asarray(r.prefill_utilisation)
-    assert np.all(g[rho >= 1] == 0)
 
 
 # ---- S50: goodput, not raw throughput --------------------------------------------------------
@@ -492,3 +303,85 @@ def test_S51_small_scale_favours_colocation():
     large = [disagg(2048, 256, 3.0, 0.033, total=n) for n in (16, 32, 64)]
     assert small == pytest.approx(1.333, abs=0.01) and col == pytest.approx(1.75, abs=0.01)
     assert small < col < min(large)
+
+
+# ---- value objects against 0.1's loose arguments ---------------------------------------------
+def _fields(x):
+    return {k: np.asarray(v) if isinstance(v, (np.ndarray, list)) else v
+            for k, v in vars(x).items()}
+
+
+def assert_same_attainment(a, b):
+    fa, fb = _fields(a), _fields(b)
+    assert fa.keys() == fb.keys()
+    for k in fa:
+        np.testing.assert_array_equal(fa[k], fb[k], err_msg=k)    # exact, not approximate
+
+
+def test_disaggregated_goodput_new_form_equals_0_1_forms():
+    w, s, ln = Workload(2048, 256), SLO(ttft_s=0.7, tpot_s=0.02, fraction=0.8), Link(3e10, 1e-4)
+    new = disaggregated_goodput(D8, D8, 2, 1, w, s, ln)
+    assert new == disaggregated_goodput(D8, D8, 2, 1, 2048, 256, 0.7, 0.02, 0.8, 3e10, 1e-4)
+    assert new == disaggregated_goodput(D8, D8, 2, 1, input_tokens=2048, output_tokens=256,
+                                        ttft_slo_s=0.7, tpot_slo_s=0.02, slo_fraction=0.8,
+                                        link_bytes_per_s=3e10, link_latency_s=1e-4)
+    assert new == disaggregated_goodput(prefill_dep=D8, decode_dep=D8, n_prefill=2, n_decode=1,
+                                        workload=w, slo=s, link=ln)
+    # 0.1's TTFT as a pint Quantity (700 ms = 0.7 s) is converted as 0.1 converted it.
+    assert new == disaggregated_goodput(D8, D8, 2, 1, 2048, 256, tk.Q_(700, "ms"), 0.02, 0.8,
+                                        3e10, 1e-4)
+    # Defaults: 0.1's slo_fraction 0.9 and link 200 GB/s, 10 us are SLO's and Link.nvlink_like.
+    d = disaggregated_goodput(D8, D8, 2, 1, 2048, 256, 0.7, 0.02)
+    assert d == disaggregated_goodput(D8, D8, 2, 1, w, SLO(0.7, 0.02))
+    assert d == disaggregated_goodput(D8, D8, 2, 1, w, SLO(0.7, 0.02), Link.nvlink_like())
+    assert d != new
+
+
+def test_disaggregated_at_rate_new_form_equals_0_1_forms():
+    rates = np.linspace(0.0, 40.0, 9)
+    new = disaggregated_at_rate(D8, D8, 1, 4, Workload(2048, 256), SLO(2.0, 0.05), rates,
+                                Link(1e11, 0.0))
+    assert_same_attainment(new, disaggregated_at_rate(D8, D8, 1, 4, 2048, 256, 2.0, 0.05, rates,
+                                                      0.9, 1e11, 0.0))
+    assert_same_attainment(new, disaggregated_at_rate(D8, D8, 1, 4, 2048, 256, 2.0, 0.05, rates,
+                                                      link_bytes_per_s=1e11, link_latency_s=0))
+
+
+def test_best_pool_ratio_new_form_equals_0_1_form():
+    new = best_pool_ratio(D70, D70, 32, Workload(4096, 128), SLO(3.0, 0.02), Link(1e9))
+    old = best_pool_ratio(D70, D70, 32, 4096, 128, 3.0, 0.02, link_bytes_per_s=1e9,
+                          link_latency_s=0.0)
+    assert (new.n_prefill, new.n_decode, new.goodput) == (old.n_prefill, old.n_decode, old.goodput)
+    assert new.goodput_per_s_per_budget_device == old.goodput_per_s_per_budget_device
+    assert new.table.equals(old.table)
+
+
+@settings(max_examples=20, deadline=None)
+@given(inp=st.integers(128, 4096), out=st.integers(16, 1024), ttft=st.floats(0.3, 3.0),
+       tpot=st.floats(0.01, 0.1), frac=st.floats(0.5, 0.99))
+def test_new_and_0_1_forms_agree_on_any_request(inp, out, ttft, tpot, frac):
+    assert disaggregated_goodput(D8, D8, 2, 1, Workload(inp, out), SLO(ttft, tpot, frac)) == \
+        disaggregated_goodput(D8, D8, 2, 1, inp, out, ttft, tpot, frac)
+
+
+def test_value_object_calls_check_what_the_objects_cannot():
+    w = Workload(2048, 256)
+    # SLO accepts fraction 1 (every request); under Poisson arrivals no rate meets it.
+    with pytest.raises(tk.TokenomicsError, match=r"slo\.fraction must be in \(0, 1\)"):
+        disaggregated_goodput(D8, D8, 1, 1, w, SLO(1.0, 0.05, fraction=1.0))
+    with pytest.raises(tk.TokenomicsError, match="workload must be a Workload"):
+        disaggregated_goodput(D8, D8, 1, 1, workload="2048/256", slo=SLO(1.0, 0.05))
+    with pytest.raises(tk.TokenomicsError, match="link must be a Link"):
+        disaggregated_goodput(D8, D8, 1, 1, w, SLO(1.0, 0.05), 1e9)
+
+
+def test_calls_that_fit_neither_form_name_the_new_signature():
+    new_sig = r"disaggregated_goodput\(prefill_dep, decode_dep, n_prefill, n_decode, " \
+              r"workload, slo, link=None\)"
+    with pytest.raises(tk.TokenomicsError, match=r"missing a required argument: 'slo'.*" + new_sig):
+        disaggregated_goodput(D8, D8, 1, 1, Workload(2048, 256))
+    with pytest.raises(tk.TokenomicsError, match=r"'tpot_slo_s'.*" + new_sig):
+        disaggregated_goodput(D8, D8, 1, 1, 2048, 256, 1.0)
+    with pytest.raises(tk.TokenomicsError, match=new_sig):     # new objects, 0.1 keyword
+        disaggregated_goodput(D8, D8, 1, 1, Workload(2048, 256), SLO(1.0, 0.05),
+                              link_bytes_per_s=1e9)

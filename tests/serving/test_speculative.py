@@ -316,3 +316,50 @@ def test_bad_tables():
         expected_accepted_from_table(length_probabilities=[-0.1, 1.1])
     with pytest.raises(tk.TokenomicsError, match="keys must be whole numbers"):
         expected_accepted_from_table(length_probabilities={-1: 0.5, 0: 0.5})
+
+
+# ---- the drafter as one object; release 0.1's three arguments still work ---------------------
+from tokenomics.serving.speculative import Drafter  # noqa: E402
+
+
+def _same(a: SpeculativeResult, b: SpeculativeResult) -> None:
+    for name in SpeculativeResult.__dataclass_fields__:
+        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
+
+
+def test_drafter_object_and_0_1_keywords_give_the_same_cycle(l70, l8_on_4):
+    # k = 8 at alpha = 0.8: (1 - 0.8**9) / 0.2 = 4.3289 tokens per pass.
+    new = speculative_decode(l70, 1, 4096, k=8, alpha=0.8, drafter=Drafter(draft_fraction=0.01))
+    old = speculative_decode(l70, 1, 4096, k=8, alpha=0.8, draft_fraction=0.01)
+    assert new.accepted_tokens == pytest.approx((1 - 0.8**9) / 0.2, rel=REL)
+    _same(new, old)
+    # A draft model, as a Drafter, as a bare Deployment, or 0.1's draft=.
+    a = speculative_decode(l70, 1, 4096, 4, 0.8, None, Drafter(draft=l8_on_4))
+    _same(a, speculative_decode(l70, 1, 4096, 4, 0.8, None, l8_on_4))
+    _same(a, speculative_decode(l70, 1, 4096, k=4, alpha=0.8, draft=l8_on_4))
+    # 0.1's positional form: draft, draft_step_time_s, draft_fraction, on_oom in order.
+    b = speculative_decode(l70, [1, 8], 4096, 4, 0.8, None, None, 2e-3, None, "mark")
+    _same(b, speculative_decode(l70, [1, 8], 4096, 4, 0.8,
+                                drafter=Drafter(draft_step_time_s=2e-3), on_oom="mark"))
+    # The cycle: 4 draft steps of 2 ms plus the verification pass.
+    assert np.allclose(b.cycle_time_s, 4 * 2e-3 + np.asarray(b.verify_time_s), rtol=REL)
+
+
+def test_best_k_takes_the_drafter_object_or_0_1_arguments(l70):
+    new = best_speculation_k(l70, [1, 64], 4096, 0.8, 12, "per_device",
+                             Drafter(draft_fraction=0.02))
+    assert new.tolist() == best_speculation_k(l70, [1, 64], 4096, 0.8, 12, "per_device",
+                                              None, None, 0.02).tolist()
+    assert new.tolist() == best_speculation_k(l70, [1, 64], 4096, 0.8, k_max=12,
+                                              objective="per_device",
+                                              draft_fraction=0.02).tolist()
+
+
+def test_drafter_needs_exactly_one_form(l8_on_4):
+    assert Drafter(draft=l8_on_4).kind == "draft"
+    assert Drafter(draft_step_time_s=1e-3).kind == "draft_step_time_s"
+    with pytest.raises(tk.TokenomicsError, match="exactly one drafter.*got none"):
+        Drafter()
+    with pytest.raises(tk.TokenomicsError,
+                       match="exactly one drafter.*got draft_step_time_s, draft_fraction"):
+        Drafter(draft_step_time_s=1e-3, draft_fraction=0.01)

@@ -144,3 +144,33 @@ def test_report_bad_input(tmp_path, capsys):
     assert main(["report", "llama-3.1-405b", "l40s", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "does not fit" in err
+
+
+def test_cli_module_level_imports_only_the_standard_library():
+    # What `tokenomics --help` pays for: the module's own top-level imports (TYPE_CHECKING
+    # blocks are not run); the commands import the library when they run.
+    import ast
+    import sys
+    from pathlib import Path
+
+    import tokenomics.surfaces.cli as cli
+
+    tree = ast.parse(Path(cli.__file__).read_text())
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names.append(node.module)
+    roots = {n.split(".")[0] for n in names}
+    assert roots - {"__future__"} <= set(sys.stdlib_module_names), roots
+
+
+def test_each_subcommand_runs_its_cmd_function():
+    from tokenomics.surfaces import cli
+
+    p = cli.build_parser()
+    a = p.parse_args(["models"])
+    assert a.func is cli.cmd_models
+    a = p.parse_args(["report", "llama-3.1-8b", "h100-sxm"])
+    assert a.func is cli.cmd_report and a.tp is None

@@ -14,7 +14,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 import tokenomics as tk  # noqa: E402
-from tokenomics.pareto.envelope import best_at, frontier  # noqa: E402
+from tokenomics.pareto import best_at, frontier  # noqa: E402
 from tokenomics.surfaces.plots import (  # noqa: E402
     plot_cost,
     plot_frontier,

@@ -38,6 +38,7 @@ _EXPORTS = {
     "UnitError": ".errors",
     "DoesNotFitError": ".errors",
     "NotPublishedError": ".errors",
+    "MovedModule": ".lazy",
     "attach": ".lazy",
     "CANONICAL": ".units",
     "registry": ".units",

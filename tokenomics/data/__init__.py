@@ -14,7 +14,7 @@ Modules
 ``interconnect``
     The links a device's collectives cross: its scale-up domain and its scale-out NIC.
 ``specs``
-    Frozen specifications: hardware, model architecture, deployment and efficiencies.
+    Frozen specifications: hardware and its prices, model architecture, efficiencies.
 ``workload``
     Small value objects for argument groups that travel together: a workload, an SLO, a link.
 """
@@ -57,7 +57,6 @@ _EXPORTS = {
     "Workload": ".workload",
     "SLO": ".workload",
     "Link": ".workload",
-    "F": ".workload",
     "accepts_legacy": ".workload",
 }
 _MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'workload',)

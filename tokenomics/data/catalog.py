@@ -256,8 +256,17 @@ def _common_header(f: _File, data: Mapping[str, Any]) -> tuple[str, tuple[str, .
 # --------------------------------------------------------------------------------------------
 # Hardware
 # --------------------------------------------------------------------------------------------
+_HW_REQUIRED = ("schema", "id", "name", "vendor", "status", "released", "compute", "memory")
+_HW_OPTIONAL = ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices")
+_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
 def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     """Parse and validate one hardware TOML file into a :class:`Hardware` (canonical units).
+
+    The sections are read in file-schema order (header, ``[compute]``, ``[memory]``,
+    ``[scale_up]``, ``[scale_out]``, ``[power]``, ``[[prices]]``), each by its own step; the
+    first problem found is the one reported.
 
     Raises
     ------
@@ -266,84 +275,16 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     """
     f = _File(path, sources)
     data = read_toml(path)
-    f.keys(data, "", ("schema", "id", "name", "vendor", "status", "released", "compute",
-                      "memory"),
-           ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices"))
+    f.keys(data, "", _HW_REQUIRED, _HW_OPTIONAL)
     id_, aliases = _common_header(f, data)
-    status = f.string(data, "status", "")
-    if status not in _STATUSES:
-        raise f.err("status", f"{status!r} is not one of {', '.join(_STATUSES)}")
-
-    comp = _table(f, data, "compute")
-    f.keys(comp, "compute", ("convention",), PEAK_KEYS)
-    if comp["convention"] != "dense":
-        raise f.err("compute.convention",
-                    f"must be \"dense\" (halve a 2:4-sparsity figure), got {comp['convention']!r}")
-    peaks: dict[str, float] = {}
-    for k in PEAK_KEYS:
-        v = f.quantity(comp, k, "compute", "flop/s", *_B["peak"], required=False)
-        if v is not None:
-            peaks[k] = v
-    if not peaks:
-        f.unavailable.setdefault("compute", "not published")
-
-    mem = _table(f, data, "memory")
-    f.keys(mem, "memory", ("type", "capacity", "bandwidth"), ("sram",))
-    cap = f.quantity(mem, "capacity", "memory", "B", *_B["capacity"])
-    bw = f.quantity(mem, "bandwidth", "memory", "B/s", *_B["bandwidth"])
-    if cap is None or bw is None:
-        raise f.err("memory", "capacity and bandwidth must be published to model a device")
-    sram = f.quantity(mem, "sram", "memory", "B", *_B["sram"], required=False)
-
-    up = _table(f, data, "scale_up", required=False)
-    if up:
-        f.keys(up, "scale_up", ("name",), ("bandwidth", "domain_size", "latency", "note"))
-    up_bw = f.quantity(up, "bandwidth", "scale_up", "B/s", *_B["link"], link=True,
-                       required=False)
-    dom = f.quantity(up, "domain_size", "scale_up", "count", *_B["domain"], required=False)
-    up_lat = f.quantity(up, "latency", "scale_up", "s", *_B["latency"], required=False)
-
-    out = _table(f, data, "scale_out", required=False)
-    if out:
-        f.keys(out, "scale_out", ("name",), ("bandwidth", "latency", "note"))
-    out_bw = f.quantity(out, "bandwidth", "scale_out", "B/s", *_B["link"], link=True,
-                        required=False)
-    out_lat = f.quantity(out, "latency", "scale_out", "s", *_B["latency"], required=False)
-
-    pw = _table(f, data, "power", required=False)
-    if pw:
-        f.keys(pw, "power", (), ("tdp",))
-    tdp = f.quantity(pw, "tdp", "power", "W", *_B["tdp"], required=False)
-
-    prices = []
-    raw_prices = data.get("prices", [])
-    if not isinstance(raw_prices, list):
-        raise f.err("prices", "must be an array of tables ([[prices]])")
-    for i, p in enumerate(raw_prices):
-        fld = f"prices[{i}]"
-        if not isinstance(p, Mapping):
-            raise f.err(fld, "must be a table")
-        f.keys(p, fld, ("value", "unit", "tier", "date", "source"), ("note",))
-        if p["tier"] not in _TIERS:
-            raise f.err(fld + ".tier", f"{p['tier']!r} is not one of {', '.join(_TIERS)}")
-        per_hour = p["unit"] != "USD"
-        to = "USD/hour" if per_hour else "USD"
-        lo, hi = _B["rent"] if per_hour else _B["purchase"]
-        usd = f.quantity({"x": {k: p[k] for k in ("value", "unit", "source")}}, "x", fld, to,
-                         lo, hi)
-        date = p["date"]
-        if not isinstance(date, str) or not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
-            raise f.err(fld + ".date", f"{date!r} must be YYYY, YYYY-MM or YYYY-MM-DD")
-        assert usd is not None  # a dict entry, never "not published"
-        prices.append(Price(usd=usd, per_hour=per_hour, tier=p["tier"], date=date,
-                            source=p["source"], note=str(p.get("note", ""))))
-
-    # Cross-field plausibility: a lower-precision format is never slower on the same chip.
-    order = [k for k in ("bf16", "fp8", "fp4") if k in peaks]
-    for a, b in zip(order, order[1:], strict=False):
-        if peaks[b] < 0.99 * peaks[a]:
-            raise f.err(f"compute.{b}", f"dense {b} peak {peaks[b]:.4g} FLOP/s is below {a} "
-                                        f"{peaks[a]:.4g}: a sparse/dense mix-up?")
+    status = _hw_status(f, data)
+    peaks = _hw_peaks(f, data)
+    mem, cap, bw, sram = _hw_memory(f, data)
+    up, up_bw, dom, up_lat = _hw_scale_up(f, data)
+    out, out_bw, out_lat = _hw_scale_out(f, data)
+    tdp = _hw_power(f, data)
+    prices = _hw_prices(f, data)
+    _check_peak_order(f, peaks)
     try:
         return Hardware(
             id=id_, name=f.string(data, "name", ""), vendor=f.string(data, "vendor", ""),
@@ -361,6 +302,114 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
         )
     except TokenomicsError as exc:
         raise CatalogError(f"{path}: {exc}") from None
+
+
+def _hw_status(f: _File, data: Mapping[str, Any]) -> str:
+    """The entry's ``status``: one of ``shipping``, ``announced``, ``unverified``."""
+    status = f.string(data, "status", "")
+    if status not in _STATUSES:
+        raise f.err("status", f"{status!r} is not one of {', '.join(_STATUSES)}")
+    return status
+
+
+def _hw_peaks(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
+    """The ``[compute]`` table: dense peak per compute key [FLOP/s], published ones only."""
+    comp = _table(f, data, "compute")
+    f.keys(comp, "compute", ("convention",), PEAK_KEYS)
+    if comp["convention"] != "dense":
+        raise f.err("compute.convention",
+                    f"must be \"dense\" (halve a 2:4-sparsity figure), got {comp['convention']!r}")
+    peaks: dict[str, float] = {}
+    for k in PEAK_KEYS:
+        v = f.quantity(comp, k, "compute", "flop/s", *_B["peak"], required=False)
+        if v is not None:
+            peaks[k] = v
+    if not peaks:
+        f.unavailable.setdefault("compute", "not published")
+    return peaks
+
+
+def _hw_memory(f: _File, data: Mapping[str, Any],
+               ) -> tuple[dict[str, Any], float, float, float | None]:
+    """The ``[memory]`` table, its capacity [B], bandwidth [B/s] and optional SRAM [B]."""
+    mem = _table(f, data, "memory")
+    f.keys(mem, "memory", ("type", "capacity", "bandwidth"), ("sram",))
+    cap = f.quantity(mem, "capacity", "memory", "B", *_B["capacity"])
+    bw = f.quantity(mem, "bandwidth", "memory", "B/s", *_B["bandwidth"])
+    if cap is None or bw is None:
+        raise f.err("memory", "capacity and bandwidth must be published to model a device")
+    sram = f.quantity(mem, "sram", "memory", "B", *_B["sram"], required=False)
+    return mem, cap, bw, sram
+
+
+def _hw_scale_up(f: _File, data: Mapping[str, Any],
+                 ) -> tuple[dict[str, Any], float | None, float | None, float | None]:
+    """The ``[scale_up]`` table, its per-direction bandwidth [B/s], domain size and latency [s]."""
+    up = _table(f, data, "scale_up", required=False)
+    if up:
+        f.keys(up, "scale_up", ("name",), ("bandwidth", "domain_size", "latency", "note"))
+    up_bw = f.quantity(up, "bandwidth", "scale_up", "B/s", *_B["link"], link=True,
+                       required=False)
+    dom = f.quantity(up, "domain_size", "scale_up", "count", *_B["domain"], required=False)
+    up_lat = f.quantity(up, "latency", "scale_up", "s", *_B["latency"], required=False)
+    return up, up_bw, dom, up_lat
+
+
+def _hw_scale_out(f: _File, data: Mapping[str, Any],
+                  ) -> tuple[dict[str, Any], float | None, float | None]:
+    """The ``[scale_out]`` table, its per-direction NIC bandwidth [B/s] and latency [s]."""
+    out = _table(f, data, "scale_out", required=False)
+    if out:
+        f.keys(out, "scale_out", ("name",), ("bandwidth", "latency", "note"))
+    out_bw = f.quantity(out, "bandwidth", "scale_out", "B/s", *_B["link"], link=True,
+                        required=False)
+    out_lat = f.quantity(out, "latency", "scale_out", "s", *_B["latency"], required=False)
+    return out, out_bw, out_lat
+
+
+def _hw_power(f: _File, data: Mapping[str, Any]) -> float | None:
+    """The ``[power]`` table's TDP [W], or None."""
+    pw = _table(f, data, "power", required=False)
+    if pw:
+        f.keys(pw, "power", (), ("tdp",))
+    return f.quantity(pw, "tdp", "power", "W", *_B["tdp"], required=False)
+
+
+def _hw_prices(f: _File, data: Mapping[str, Any]) -> list[Price]:
+    """The ``[[prices]]`` array, each entry validated by :func:`_hw_price`."""
+    raw_prices = data.get("prices", [])
+    if not isinstance(raw_prices, list):
+        raise f.err("prices", "must be an array of tables ([[prices]])")
+    return [_hw_price(f, p, f"prices[{i}]") for i, p in enumerate(raw_prices)]
+
+
+def _hw_price(f: _File, p: Any, fld: str) -> Price:
+    """One dated price: ``USD`` is a purchase [USD], any other unit a rental [USD/hour]."""
+    if not isinstance(p, Mapping):
+        raise f.err(fld, "must be a table")
+    f.keys(p, fld, ("value", "unit", "tier", "date", "source"), ("note",))
+    if p["tier"] not in _TIERS:
+        raise f.err(fld + ".tier", f"{p['tier']!r} is not one of {', '.join(_TIERS)}")
+    per_hour = p["unit"] != "USD"
+    to = "USD/hour" if per_hour else "USD"
+    lo, hi = _B["rent"] if per_hour else _B["purchase"]
+    usd = f.quantity({"x": {k: p[k] for k in ("value", "unit", "source")}}, "x", fld, to,
+                     lo, hi)
+    date = p["date"]
+    if not isinstance(date, str) or not _DATE_RE.match(date):
+        raise f.err(fld + ".date", f"{date!r} must be YYYY, YYYY-MM or YYYY-MM-DD")
+    assert usd is not None  # a dict entry, never "not published"
+    return Price(usd=usd, per_hour=per_hour, tier=p["tier"], date=date,
+                 source=p["source"], note=str(p.get("note", "")))
+
+
+def _check_peak_order(f: _File, peaks: Mapping[str, float]) -> None:
+    """Cross-field plausibility: a lower-precision format is never slower on the same chip."""
+    order = [k for k in ("bf16", "fp8", "fp4") if k in peaks]
+    for a, b in zip(order, order[1:], strict=False):
+        if peaks[b] < 0.99 * peaks[a]:
+            raise f.err(f"compute.{b}", f"dense {b} peak {peaks[b]:.4g} FLOP/s is below {a} "
+                                        f"{peaks[a]:.4g}: a sparse/dense mix-up?")
 
 
 # --------------------------------------------------------------------------------------------

@@ -121,21 +121,45 @@ class Deployment:
         coerce_fields(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
         if self.kv_shard not in ("heads", "all"):
             raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
+        self._resolve_catalog_ids()
+        self._check_parallel_sizes()
+        self._check_layout()
+        self._check_communication()
+        self._resolve_formats()
+        self._check_memory_budget()
+        # Fail early if the compute format has no published peak on this hardware.
+        self.hardware.peak(self.compute_dtype)
+
+    def _resolve_catalog_ids(self) -> None:
+        """Replace a model or hardware given as a catalog id by its catalog entry."""
         if isinstance(self.model, str):
             object.__setattr__(self, "model", catalog.model(self.model))
         if isinstance(self.hardware, str):
             object.__setattr__(self, "hardware", catalog.hardware(self.hardware))
+
+    def _check_parallel_sizes(self) -> None:
+        """Each parallel degree (tp, pp, ep, dp_attention) is a positive integer, not a bool."""
         for name in ("tp", "pp", "ep", "dp_attention"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
                 raise TokenomicsError(f"{name} must be a positive integer, got {v!r}")
-        self._check_layout()
+
+    def _check_communication(self) -> None:
+        """``comm_overlap`` in [0, 1] and a known all-reduce algorithm (or ``"auto"``)."""
         if not (0.0 <= self.comm_overlap <= 1.0):
             raise TokenomicsError(f"comm_overlap must be in [0, 1], got {self.comm_overlap!r}")
         if self.allreduce_algorithm not in ALGORITHMS + ("auto",):
             raise TokenomicsError(
                 f"allreduce_algorithm must be one of {', '.join(ALGORITHMS + ('auto',))}, "
                 f"got {self.allreduce_algorithm!r}")
+
+    def _resolve_formats(self) -> None:
+        """Fill the documented format defaults, then store every format by canonical name.
+
+        Weights default to the model's released format; routed experts to the model's expert
+        format while the weights stay at the released format (else to the weight format); the
+        embedding and LM head to their released format; compute to the activation format.
+        """
         if self.weight_dtype is None:
             object.__setattr__(self, "weight_dtype", self.model.weight_dtype)
         if self.expert_dtype is None:
@@ -151,6 +175,9 @@ class Deployment:
         for name in ("weight_dtype", "expert_dtype", "embedding_dtype", "kv_dtype", "act_dtype",
                      "compute_dtype"):
             object.__setattr__(self, name, dtype(getattr(self, name)).name)
+
+    def _check_memory_budget(self) -> None:
+        """Usable fraction in (0, 1], runtime reserve and workspace >= 0 [B]."""
         if not (0.0 < self.usable_memory_fraction <= 1.0):
             raise TokenomicsError(
                 f"usable_memory_fraction must be in (0, 1], got {self.usable_memory_fraction!r}")
@@ -159,8 +186,6 @@ class Deployment:
                 f"runtime_reserve_bytes must be >= 0, got {self.runtime_reserve_bytes!r}")
         if self.workspace_bytes is not None and not (self.workspace_bytes >= 0):
             raise TokenomicsError(f"workspace_bytes must be >= 0, got {self.workspace_bytes!r}")
-        # Fail early if the compute format has no published peak on this hardware.
-        self.hardware.peak(self.compute_dtype)
 
     def _check_layout(self) -> None:
         """Reject parallel layouts the model or the hardware cannot run."""
@@ -180,16 +205,25 @@ class Deployment:
                 f"attention tensor parallelism {atp} must divide {m.id}'s {a.num_kv_heads} KV "
                 "heads or be a multiple of them")
         if self.ep > 1:
-            if not m.is_moe:
-                raise TokenomicsError(f"ep={self.ep} but {m.id} has no experts; use ep=1")
-            if self.ep != self.tp:
-                raise TokenomicsError(
-                    f"ep must be 1 (experts tensor-parallel) or tp={self.tp} (whole experts "
-                    f"spread over the stage), got ep={self.ep}")
-            assert m.moe is not None
-            if m.moe.num_experts % self.ep:
-                raise TokenomicsError(
-                    f"ep={self.ep} must divide {m.id}'s {m.moe.num_experts} routed experts")
+            self._check_expert_parallel()
+        self._check_links()
+
+    def _check_expert_parallel(self) -> None:
+        """``ep > 1`` needs a MoE model, ``ep == tp`` and ``ep`` dividing the routed experts."""
+        m = self.model
+        if not m.is_moe:
+            raise TokenomicsError(f"ep={self.ep} but {m.id} has no experts; use ep=1")
+        if self.ep != self.tp:
+            raise TokenomicsError(
+                f"ep must be 1 (experts tensor-parallel) or tp={self.tp} (whole experts "
+                f"spread over the stage), got ep={self.ep}")
+        assert m.moe is not None
+        if m.moe.num_experts % self.ep:
+            raise TokenomicsError(
+                f"ep={self.ep} must divide {m.id}'s {m.moe.num_experts} routed experts")
+
+    def _check_links(self) -> None:
+        """The tp group and a pipeline replica must fit the hardware's published links."""
         topo = topology(self.hardware)
         if self.tp > 1 and topo.domain_size == 0:
             raise TokenomicsError(

@@ -118,41 +118,12 @@ def model_from_hf_config(
     >>> m.attention.kind, m.attention.head_dim
     ('GQA', 128)
     """
-    if isinstance(config, (str, Path)):
-        path = Path(config)
-        where = str(path)
-        try:
-            config = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise CatalogError(f"{where}: no such file") from None
-        except json.JSONDecodeError as exc:
-            raise CatalogError(f"{where}: not valid JSON ({exc})") from None
-    if not isinstance(config, Mapping):
-        raise CatalogError(f"{where}: a config must be a mapping, got {type(config).__name__}")
-    top = dict(config)
-    mtype = str(top.get("model_type", ""))
-    cfg = top
-    if mtype in ("llama4", "gemma3") and isinstance(top.get("text_config"), Mapping):
-        cfg = dict(top["text_config"])
-        cfg.setdefault("model_type", mtype + "_text")
-    elif mtype in ("llama4", "gemma3"):
-        cfg = top
-    mt = str(cfg.get("model_type", mtype)) or "unknown"
+    top, where = _read_config(config, where)
+    cfg, mt = _text_config(top)
     notes: list[str] = []
-    filled = {k: v for k, v in _HF_DEFAULTS.get(mt, {}).items() if k not in cfg}
-    if filled:
-        cfg = {**cfg, **filled}
-        notes.append("transformers defaults used for absent keys: "
-                     + ", ".join(f"{k}={v}" for k, v in filled.items()))
+    cfg, filled = _fill_hf_defaults(cfg, mt, notes)
     r = _Reader(cfg, where)
-    if mt not in _KNOWN_TYPES:
-        bad = [k for k in _UNMODELLED_KEYS if cfg.get(k) not in (None, False, 0, [])]
-        if bad:
-            raise CatalogError(
-                f"{where}: model_type {mt!r} is not supported and its keys "
-                f"{', '.join(bad)} change the architecture in ways the generic reader does not "
-                f"model; supported model types: {', '.join(sorted(_KNOWN_TYPES))}")
-        notes.append(f"model_type {mt!r} read as a generic Llama-style decoder")
+    _check_model_type(cfg, mt, where, notes)
 
     fam = mt.replace("_text", "")
     if fam == "opt":
@@ -169,30 +140,7 @@ def model_from_hf_config(
     if nq % nkv:
         raise CatalogError(f"{where}: num_attention_heads={nq} is not a multiple of "
                            f"num_key_value_heads={nkv}")
-
-    # ---- attention ----
-    if "kv_lora_rank" in cfg and cfg.get("kv_lora_rank"):
-        rope = r.int("qk_rope_head_dim")
-        nope = r.int("qk_nope_head_dim")
-        att = Attention(
-            kind="MLA", num_q_heads=nq, num_kv_heads=nkv, head_dim=rope + nope,
-            v_head_dim=r.int("v_head_dim"), q_lora_rank=int(cfg.get("q_lora_rank") or 0),
-            kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope,
-            qkv_bias=bool(cfg.get("attention_bias", False)),
-            o_bias=bool(cfg.get("attention_bias", False)),
-        )
-    else:
-        hd = int(cfg.get("head_dim") or h // nq)
-        kind: AttentionKind = "MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA")
-        qkv_bias = bool(cfg.get("attention_bias", False)) or fam in ("qwen2", "qwen2_moe")
-        o_bias = bool(cfg.get("attention_bias", False))
-        att = Attention(
-            kind=kind, num_q_heads=nq, num_kv_heads=nkv, head_dim=hd, v_head_dim=hd,
-            qkv_bias=qkv_bias, o_bias=o_bias,
-            qk_norm=fam in ("qwen3", "qwen3_moe", "gemma3"),
-            sinks=fam == "gpt_oss",
-        )
-
+    att = _attention(r, cfg, fam, h, nq, nkv)
     windows, kinds = _layer_windows(cfg, fam, L, where)
     is_moe, moe, dense_inter = _moe(r, cfg, fam, L, where)
 
@@ -211,6 +159,86 @@ def model_from_hf_config(
         weight_dtype=wd, expert_dtype=ed, embedding_dtype=emb if emb != wd else None,
         model_type=mt, family=fam,
         notes="; ".join(notes), config=top,
+    )
+
+
+def _read_config(config: str | Path | Mapping[str, Any],
+                 where: str) -> tuple[dict[str, Any], str]:
+    """The config as a dict and the name errors use (a file's path when read from one)."""
+    if isinstance(config, (str, Path)):
+        path = Path(config)
+        where = str(path)
+        try:
+            config = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise CatalogError(f"{where}: no such file") from None
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"{where}: not valid JSON ({exc})") from None
+    if not isinstance(config, Mapping):
+        raise CatalogError(f"{where}: a config must be a mapping, got {type(config).__name__}")
+    return dict(config), where
+
+
+def _text_config(top: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The language model's own config and its ``model_type``.
+
+    Multimodal Llama 4 and Gemma 3 configs nest it under ``text_config`` (model type
+    ``llama4_text`` / ``gemma3_text``); every other config is its own text config.
+    """
+    mtype = str(top.get("model_type", ""))
+    cfg = top
+    if mtype in ("llama4", "gemma3") and isinstance(top.get("text_config"), Mapping):
+        cfg = dict(top["text_config"])
+        cfg.setdefault("model_type", mtype + "_text")
+    return cfg, str(cfg.get("model_type", mtype)) or "unknown"
+
+
+def _fill_hf_defaults(cfg: dict[str, Any], mt: str,
+                      notes: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Add the transformers defaults of keys the config omits; note which were used."""
+    filled = {k: v for k, v in _HF_DEFAULTS.get(mt, {}).items() if k not in cfg}
+    if filled:
+        cfg = {**cfg, **filled}
+        notes.append("transformers defaults used for absent keys: "
+                     + ", ".join(f"{k}={v}" for k, v in filled.items()))
+    return cfg, filled
+
+
+def _check_model_type(cfg: Mapping[str, Any], mt: str, where: str, notes: list[str]) -> None:
+    """Accept an unknown ``model_type`` as Llama-style unless it has keys this reader ignores."""
+    if mt in _KNOWN_TYPES:
+        return
+    bad = [k for k in _UNMODELLED_KEYS if cfg.get(k) not in (None, False, 0, [])]
+    if bad:
+        raise CatalogError(
+            f"{where}: model_type {mt!r} is not supported and its keys "
+            f"{', '.join(bad)} change the architecture in ways the generic reader does not "
+            f"model; supported model types: {', '.join(sorted(_KNOWN_TYPES))}")
+    notes.append(f"model_type {mt!r} read as a generic Llama-style decoder")
+
+
+def _attention(r: _Reader, cfg: Mapping[str, Any], fam: str, h: int, nq: int,
+               nkv: int) -> Attention:
+    """The attention block: MLA when ``kv_lora_rank`` is set, else MHA/GQA/MQA by head counts."""
+    if "kv_lora_rank" in cfg and cfg.get("kv_lora_rank"):
+        rope = r.int("qk_rope_head_dim")
+        nope = r.int("qk_nope_head_dim")
+        return Attention(
+            kind="MLA", num_q_heads=nq, num_kv_heads=nkv, head_dim=rope + nope,
+            v_head_dim=r.int("v_head_dim"), q_lora_rank=int(cfg.get("q_lora_rank") or 0),
+            kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope,
+            qkv_bias=bool(cfg.get("attention_bias", False)),
+            o_bias=bool(cfg.get("attention_bias", False)),
+        )
+    hd = int(cfg.get("head_dim") or h // nq)
+    kind: AttentionKind = "MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA")
+    qkv_bias = bool(cfg.get("attention_bias", False)) or fam in ("qwen2", "qwen2_moe")
+    o_bias = bool(cfg.get("attention_bias", False))
+    return Attention(
+        kind=kind, num_q_heads=nq, num_kv_heads=nkv, head_dim=hd, v_head_dim=hd,
+        qkv_bias=qkv_bias, o_bias=o_bias,
+        qk_norm=fam in ("qwen3", "qwen3_moe", "gemma3"),
+        sinks=fam == "gpt_oss",
     )
 
 
@@ -241,72 +269,85 @@ def _default_id(top: Mapping[str, Any], mt: str) -> str:
 
 def _layer_windows(cfg: Mapping[str, Any], fam: str, L: int,
                    where: str) -> tuple[list[int], list[str]]:
-    """Per-layer (window, kind). Window 0 means full attention."""
+    """Per-layer (window, kind). Window 0 means full attention.
+
+    An explicit ``layer_types`` list wins; otherwise each family's fixed pattern applies
+    (gpt-oss and Gemma 2: sliding on even layers; Gemma 3: every ``sliding_window_pattern``-th
+    layer global; Llama 4: chunked on RoPE layers; Qwen: sliding from ``max_window_layers``
+    on; Mistral/Mixtral: sliding everywhere), and full attention for everything else.
+    """
     sw = cfg.get("sliding_window")
     chunk = cfg.get("attention_chunk_size")
     lt = cfg.get("layer_types")
     if lt is not None:
-        if len(lt) != L:
-            raise CatalogError(f"{where}: layer_types has {len(lt)} entries, "
-                               f"num_hidden_layers is {L}")
-        w, k = [], []
-        for i, t in enumerate(lt):
-            if t == "full_attention":
-                w.append(0)
-                k.append("full")
-            elif t == "sliding_attention":
-                if not sw:
-                    raise CatalogError(f"{where}: layer_types[{i}] is sliding_attention but "
-                                       "sliding_window is not set")
-                w.append(int(sw))
-                k.append("sliding")
-            elif t == "chunked_attention":
-                if not chunk:
-                    raise CatalogError(f"{where}: layer_types[{i}] is chunked_attention but "
-                                       "attention_chunk_size is not set")
-                w.append(int(chunk))
-                k.append("chunked")
-            else:
-                raise CatalogError(f"{where}: layer_types[{i}] = {t!r} is not interpreted "
-                                   "(expected full_attention, sliding_attention or "
-                                   "chunked_attention)")
-        return w, k
+        return _windows_from_layer_types(lt, sw, chunk, L, where)
     if fam in ("gpt_oss", "gemma2", "gemma3") and not sw:
         raise CatalogError(f"{where}: model_type {fam!r} uses sliding-window layers but "
                            "sliding_window is not set")
-    if fam == "gpt_oss":
-        # Reference implementation: sliding window on even layers.
-        return ([int(sw) if i % 2 == 0 else 0 for i in range(L)],  # type: ignore[arg-type]
-                ["sliding" if i % 2 == 0 else "full" for i in range(L)])
-    if fam in ("gemma3",):
+    if fam in ("gpt_oss", "gemma2"):
+        # gpt-oss reference implementation and Gemma 2: sliding window on even layers.
+        return _spans([i % 2 == 0 for i in range(L)], sw, "sliding")
+    if fam == "gemma3":
         pattern = int(cfg.get("sliding_window_pattern", 6))
-        slid = [(i + 1) % pattern != 0 for i in range(L)]
-        return ([int(sw) if s else 0 for s in slid],  # type: ignore[arg-type]
-                ["sliding" if s else "full" for s in slid])
-    if fam == "gemma2":
-        slid = [i % 2 == 0 for i in range(L)]
-        return ([int(sw) if s else 0 for s in slid],  # type: ignore[arg-type]
-                ["sliding" if s else "full" for s in slid])
+        return _spans([(i + 1) % pattern != 0 for i in range(L)], sw, "sliding")
     if fam == "llama4":
-        nrl = cfg.get("no_rope_layers")
-        if not nrl:
-            interval = int(cfg.get("no_rope_layer_interval", cfg.get("nope_layer_interval", 4)))
-            nrl = [int((i + 1) % interval != 0) for i in range(L)]
-        nrl = list(nrl)
-        if len(nrl) != L:
-            raise CatalogError(f"{where}: no_rope_layers has {len(nrl)} entries, expected {L}")
-        if chunk:
-            return ([int(chunk) if r else 0 for r in nrl],
-                    ["chunked" if r else "full" for r in nrl])
-        return [0] * L, ["full"] * L
+        return _llama4_windows(cfg, chunk, L, where)
     if fam in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
         if cfg.get("use_sliding_window") and sw:
             mwl = int(cfg.get("max_window_layers", L))
-            return ([int(sw) if i >= mwl else 0 for i in range(L)],
-                    ["sliding" if i >= mwl else "full" for i in range(L)])
+            return _spans([i >= mwl for i in range(L)], sw, "sliding")
         return [0] * L, ["full"] * L
     if sw and fam in ("mistral", "mixtral"):
         return [int(sw)] * L, ["sliding"] * L
+    return [0] * L, ["full"] * L
+
+
+def _spans(limited: list[bool], window: Any, kind: str) -> tuple[list[int], list[str]]:
+    """Per-layer (window, kind): ``window`` tokens of ``kind`` where ``limited``, else full."""
+    return ([int(window) if s else 0 for s in limited],
+            [kind if s else "full" for s in limited])
+
+
+_LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding",
+                "chunked_attention": "chunked"}
+
+
+def _windows_from_layer_types(lt: Any, sw: Any, chunk: Any, L: int,
+                              where: str) -> tuple[list[int], list[str]]:
+    """Per-layer (window, kind) from an explicit ``layer_types`` list (transformers >= 4.53)."""
+    if len(lt) != L:
+        raise CatalogError(f"{where}: layer_types has {len(lt)} entries, "
+                           f"num_hidden_layers is {L}")
+    w, k = [], []
+    for i, t in enumerate(lt):
+        kind = _LAYER_TYPES.get(t) if isinstance(t, str) else None
+        if kind is None:
+            raise CatalogError(f"{where}: layer_types[{i}] = {t!r} is not interpreted "
+                               "(expected full_attention, sliding_attention or "
+                               "chunked_attention)")
+        if kind == "sliding" and not sw:
+            raise CatalogError(f"{where}: layer_types[{i}] is sliding_attention but "
+                               "sliding_window is not set")
+        if kind == "chunked" and not chunk:
+            raise CatalogError(f"{where}: layer_types[{i}] is chunked_attention but "
+                               "attention_chunk_size is not set")
+        w.append(0 if kind == "full" else int(sw if kind == "sliding" else chunk))
+        k.append(kind)
+    return w, k
+
+
+def _llama4_windows(cfg: Mapping[str, Any], chunk: Any, L: int,
+                    where: str) -> tuple[list[int], list[str]]:
+    """Llama 4: chunked attention on the RoPE layers, full (NoPE) on every ``interval``-th."""
+    nrl = cfg.get("no_rope_layers")
+    if not nrl:
+        interval = int(cfg.get("no_rope_layer_interval", cfg.get("nope_layer_interval", 4)))
+        nrl = [int((i + 1) % interval != 0) for i in range(L)]
+    nrl = list(nrl)
+    if len(nrl) != L:
+        raise CatalogError(f"{where}: no_rope_layers has {len(nrl)} entries, expected {L}")
+    if chunk:
+        return _spans([bool(r) for r in nrl], chunk, "chunked")
     return [0] * L, ["full"] * L
 
 

@@ -1,4 +1,4 @@
-"""Frozen specifications: hardware, model architecture, deployment and efficiencies.
+"""Frozen specifications: hardware and its prices, model architecture, efficiencies.
 
 Specs hold plain floats in canonical units (B, FLOP, s, W, USD) and the source of every
 catalog field. They carry no behaviour beyond validation and small derived properties; the
@@ -159,9 +159,6 @@ class Hardware:
         return replace(self, **changes)
 
 
-# --------------------------------------------------------------------------------------------
-# Model
-# --------------------------------------------------------------------------------------------
 def rental_price(hw: Hardware, tier: str | None = None) -> Price:
     """The latest dated rental price of a device, optionally of one tier.
 
@@ -203,6 +200,9 @@ def rental_price(hw: Hardware, tier: str | None = None) -> Price:
     return sorted(rentals, key=lambda p: p.date)[-1]
 
 
+# --------------------------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Attention:
     """Attention block shape (one layer).
@@ -398,7 +398,7 @@ class Model:
 
 
 # --------------------------------------------------------------------------------------------
-# Deployment
+# Efficiencies
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Efficiency:

@@ -123,15 +123,23 @@ class Link:
 
 
 def _real(v: Any) -> bool:
+    """A real number (numpy scalars included), not a bool."""
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+def _number_like(v: Any) -> bool:
+    """What 0.1 took where a value object goes now: a number, array, sequence or Quantity."""
+    return _real(v) or isinstance(v, (list, tuple)) or hasattr(v, "dtype") or \
+        hasattr(v, "magnitude")
+
+
+_VALUE_OBJECTS = (Workload, SLO, Link)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def accepts_legacy(old_params: Sequence[str], defaults: Mapping[str, Any],
                    build: Callable[[dict[str, Any]], dict[str, Any]],
-                   marker: str) -> Callable[[F], F]:
+                   marker: str) -> Callable[[_F], _F]:
     """Let a function that now takes value objects still accept its 0.1 call forms.
 
     Parameters
@@ -139,44 +147,69 @@ def accepts_legacy(old_params: Sequence[str], defaults: Mapping[str, Any],
     old_params : sequence of str
         The 0.1 signature's parameter names, in order.
     defaults : Mapping[str, Any]
-        The 0.1 defaults.
+        The 0.1 defaults (names not in ``old_params`` are ignored).
     build : callable
-        Turns the 0.1 arguments (bound by name, defaults applied) into keyword arguments of the
-        new signature.
+        Turns the 0.1 arguments (a dict bound by name, defaults applied) into keyword
+        arguments of the new signature; it may check them and raise as 0.1 did.
     marker : str
         The new parameter that holds a value object (``"workload"``): a call is a 0.1 call when
         it passes any 0.1-only keyword, or when the argument at that parameter's position is
-        not one of the new objects (a number, as 0.1 took).
+        what 0.1 took there (a number, an array or sequence, a pint Quantity), not one of the
+        new objects.
 
     Returns
     -------
     decorator
-        The wrapped function shows the new signature (``inspect.signature``).
+        The wrapped function shows the new signature (``inspect.signature``). A call that
+        fits neither signature, or puts a value object among 0.1's arguments, raises
+        :class:`~tokenomics.core.errors.TokenomicsError` naming both signatures (not
+        Python's ``TypeError``).
+
+    Examples
+    --------
+    >>> def _old(a):          # 0.1: f(input_tokens, output_tokens)
+    ...     return {"workload": Workload(a["input_tokens"], a["output_tokens"])}
+    >>> @accepts_legacy(["input_tokens", "output_tokens"], {}, _old, "workload")
+    ... def total(workload):
+    ...     return workload.input_tokens + workload.output_tokens
+    >>> total(Workload(100, 20)), total(100, 20), total(input_tokens=100, output_tokens=20)
+    (120, 120, 120)
     """
     old_sig = inspect.Signature([
         inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                           default=defaults.get(n, inspect.Parameter.empty))
         for n in old_params])
 
-    def decorate(fn: F) -> F:
+    def decorate(fn: _F) -> _F:
         new_sig = inspect.signature(fn)
         new_names = list(new_sig.parameters)
         pos = new_names.index(marker)
         legacy_only = set(old_params) - set(new_names)
 
+        plain = new_sig.replace(
+            parameters=[q.replace(annotation=inspect.Parameter.empty)
+                        for q in new_sig.parameters.values()],
+            return_annotation=inspect.Signature.empty)
+
+        def wrong_call(why: Any) -> TokenomicsError:
+            return TokenomicsError(
+                f"{fn.__name__}: {why}; call it as {fn.__name__}{plain} (or as in 0.1, "
+                f"{fn.__name__}{old_sig})")
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             legacy = bool(legacy_only & set(kwargs))
             if not legacy and len(args) > pos:
-                legacy = _real(args[pos])
+                legacy = _number_like(args[pos])
+            sig = old_sig if legacy else new_sig
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise wrong_call(exc) from None
             if not legacy:
                 return fn(*args, **kwargs)
-            try:
-                bound = old_sig.bind(*args, **kwargs)
-            except TypeError as exc:
-                raise TokenomicsError(
-                    f"{fn.__name__}: {exc}; call it as {fn.__name__}{new_sig} (or with the "
-                    f"0.1 arguments {', '.join(old_params)})") from None
+            if any(isinstance(v, _VALUE_OBJECTS) for v in bound.arguments.values()):
+                raise wrong_call("a value object among 0.1's loose arguments")
             bound.apply_defaults()
             return fn(**build(dict(bound.arguments)))
 

@@ -7,6 +7,8 @@ Modules
 -------
 ``cost``
     Token economics: cost per million tokens (rental or total cost of ownership), energy per
+``retention``
+    How long to keep an idle session's KV in HBM: its rent against the price of a miss.
 """
 
 from tokenomics.core.lazy import attach
@@ -17,8 +19,10 @@ _EXPORTS = {
     "HOURS_PER_YEAR": ".cost",
     "cost_per_million_tokens": ".cost",
     "default_assumptions": ".cost",
+    "Ownership": ".cost",
     "tco_usd_per_device_hour": ".cost",
     "DeploymentCost": ".cost",
+    "device_hour_usd": ".cost",
     "deployment_cost": ".cost",
     "Energy": ".cost",
     "energy_per_token": ".cost",
@@ -29,7 +33,17 @@ _EXPORTS = {
     "margin": ".cost",
     "ServingDay": ".cost",
     "serving_day": ".cost",
+    "GAP_MEDIAN_S": ".retention",
+    "GAP_MEAN_TO_MEDIAN": ".retention",
+    "RetentionDefaults": ".retention",
+    "load_retention_defaults": ".retention",
+    "lognormal_params": ".retention",
+    "GapDistribution": ".retention",
+    "RetentionPrices": ".retention",
+    "RetentionPolicy": ".retention",
+    "RetentionOccupancy": ".retention",
+    "retention_policy": ".retention",
 }
-_MODULES = ('cost',)
+_MODULES = ('cost', 'retention',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

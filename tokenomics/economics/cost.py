@@ -34,7 +34,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -51,6 +51,7 @@ from tokenomics.core.errors import (
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, rental_price
+from tokenomics.physics.memory import accepts_legacy_forms
 from tokenomics.physics.step import decode, prefill
 
 HOURS_PER_YEAR = 8760.0
@@ -121,35 +122,95 @@ def default_assumptions() -> dict[str, float]:
     return dict(_assumptions())
 
 
-def tco_usd_per_device_hour(purchase_usd: float, amortisation_years: float,
-                            power_w: float, utilisation: float = 1.0,
-                            cost_of_capital: float = 0.0, pue: float | None = None,
-                            electricity_usd_per_kwh: float | None = None,
-                            networking_share: float | None = None,
-                            facility_usd_per_device_hour: float = 0.0) -> float:
-    """Hourly cost of owning and running one device [USD/hour].
+@dataclass(frozen=True)
+class Ownership:
+    """Owning a device instead of renting it: the terms its hourly cost follows from.
 
-    Parameters
+    Attributes
     ----------
     purchase_usd : float
         Price of the device (its share of a server) [USD], >= 0.
     amortisation_years : float
         Years over which the capital is recovered, > 0.
-    power_w : float
-        Device power [W] (TDP, or an all-in figure per device).
+    power_w : float, optional
+        Device power [W] (TDP, or an all-in figure per device), >= 0; :func:`deployment_cost`
+        fills in the hardware's TDP when it is not given.
     utilisation : float
-        Average fraction of that power drawn, (0, 1].
+        Average fraction of that power drawn, (0, 1]; default 1.
     cost_of_capital : float
-        Annual rate, >= 0 (0: straight-line depreciation).
+        Annual rate, in [0, 1] (0, the default: straight-line depreciation).
     pue : float, optional
         Power usage effectiveness >= 1; default the sourced industry average (1.56).
     electricity_usd_per_kwh : float, optional
-        Default the sourced figure (0.0892 USD/kWh).
+        [USD/kWh], >= 0; default the sourced figure (0.0892 USD/kWh).
     networking_share : float, optional
         Networking's share of cluster capital, [0, 1); the device's capital is
         ``purchase / (1 - share)``. Default the sourced 0.15 (S44).
     facility_usd_per_device_hour : float
-        Facility (space, cooling plant, staff) per device-hour [USD/hour]; default 0.
+        Facility (space, cooling plant, staff) per device-hour [USD/hour], >= 0; default 0.
+
+    Raises
+    ------
+    TokenomicsError
+        Naming the first term out of its range.
+
+    Examples
+    --------
+    >>> Ownership(25_000, 4, 700).cost_of_capital
+    0.0
+    """
+
+    purchase_usd: float
+    amortisation_years: float
+    power_w: float | None = None
+    utilisation: float = 1.0
+    cost_of_capital: float = 0.0
+    pue: float | None = None
+    electricity_usd_per_kwh: float | None = None
+    networking_share: float | None = None
+    facility_usd_per_device_hour: float = 0.0
+
+    def __post_init__(self) -> None:
+        ranges = [("purchase_usd", 0, math.inf, True), ("amortisation_years", 0, math.inf, False),
+                  ("power_w", 0, math.inf, True), ("cost_of_capital", 0, 1, True),
+                  ("electricity_usd_per_kwh", 0, math.inf, True),
+                  ("facility_usd_per_device_hour", 0, math.inf, True)]
+        for name, lo, hi, closed in ranges:
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and (v >= lo if closed else v > lo)
+                                      and v <= hi):
+                raise TokenomicsError(f"{name} must be {'>=' if closed else '>'} {lo}"
+                                      + (f" and <= {hi}" if math.isfinite(hi) else "")
+                                      + f", got {v!r}")
+        if not (0 < self.utilisation <= 1):
+            raise TokenomicsError(f"utilisation must be in (0, 1], got {self.utilisation!r}")
+        if self.pue is not None and not (self.pue >= 1):
+            raise TokenomicsError(f"pue must be >= 1, got {self.pue!r}")
+        if self.networking_share is not None and not (0 <= self.networking_share < 1):
+            raise TokenomicsError(
+                f"networking_share must be in [0, 1), got {self.networking_share!r}")
+
+
+_TCO_01 = ("purchase_usd", "amortisation_years", "power_w", "utilisation", "cost_of_capital",
+           "pue", "electricity_usd_per_kwh", "networking_share", "facility_usd_per_device_hour")
+
+
+@accepts_legacy_forms(_TCO_01, dict(utilisation=1.0, cost_of_capital=0.0, pue=None,
+                                    electricity_usd_per_kwh=None, networking_share=None,
+                                    facility_usd_per_device_hour=0.0),
+                      lambda a: dict(ownership=Ownership(**a)), "ownership", Ownership)
+def tco_usd_per_device_hour(ownership: Ownership) -> float:
+    """Hourly cost of owning and running one device [USD/hour].
+
+    Release 0.1's form ``tco_usd_per_device_hour(purchase_usd, amortisation_years, power_w,
+    utilisation=1.0, cost_of_capital=0.0, pue=None, electricity_usd_per_kwh=None,
+    networking_share=None, facility_usd_per_device_hour=0.0)`` still works: its arguments
+    are an :class:`Ownership`.
+
+    Parameters
+    ----------
+    ownership : Ownership
+        The terms; ``power_w`` must be given.
 
     Returns
     -------
@@ -170,35 +231,28 @@ def tco_usd_per_device_hour(purchase_usd: float, amortisation_years: float,
     Examples
     --------
     >>> # $25,000 over 4 years, no financing, 700 W, PUE 1.5 at $0.10/kWh, no networking:
-    >>> round(tco_usd_per_device_hour(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0), 4)
+    >>> round(tco_usd_per_device_hour(Ownership(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0)), 4)
+    0.8185
+    >>> round(tco_usd_per_device_hour(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0), 4)  # 0.1 form
     0.8185
     """
+    if not isinstance(ownership, Ownership):
+        raise TokenomicsError(f"ownership must be an Ownership (purchase, years, power...), got "
+                              f"{type(ownership).__name__}")
+    o = ownership
+    if o.power_w is None:
+        raise TokenomicsError("power_w is required to cost ownership per hour: the device's "
+                              "power [W] (deployment_cost takes the hardware's TDP)")
     a = _assumptions()
-    pue = a["pue"] if pue is None else pue
-    e = a["electricity_price"] if electricity_usd_per_kwh is None else electricity_usd_per_kwh
-    net = a["networking_share"] if networking_share is None else networking_share
-    checks = [("purchase_usd", purchase_usd, 0, math.inf, True),
-              ("amortisation_years", amortisation_years, 0, math.inf, False),
-              ("power_w", power_w, 0, math.inf, True),
-              ("cost_of_capital", cost_of_capital, 0, 1, True),
-              ("electricity_usd_per_kwh", e, 0, math.inf, True),
-              ("facility_usd_per_device_hour", facility_usd_per_device_hour, 0, math.inf, True)]
-    for name, v, lo, hi, closed in checks:
-        if not (math.isfinite(v) and (v >= lo if closed else v > lo) and v <= hi):
-            raise TokenomicsError(f"{name} must be {'>=' if closed else '>'} {lo}"
-                                  + (f" and <= {hi}" if math.isfinite(hi) else "")
-                                  + f", got {v!r}")
-    if not (0 < utilisation <= 1):
-        raise TokenomicsError(f"utilisation must be in (0, 1], got {utilisation!r}")
-    if not (pue >= 1):
-        raise TokenomicsError(f"pue must be >= 1, got {pue!r}")
-    if not (0 <= net < 1):
-        raise TokenomicsError(f"networking_share must be in [0, 1), got {net!r}")
-    capital = purchase_usd / (1.0 - net)
-    r, n = cost_of_capital, amortisation_years
+    pue = a["pue"] if o.pue is None else o.pue
+    e = a["electricity_price"] if o.electricity_usd_per_kwh is None else \
+        o.electricity_usd_per_kwh
+    net = a["networking_share"] if o.networking_share is None else o.networking_share
+    capital = o.purchase_usd / (1.0 - net)
+    r, n = o.cost_of_capital, o.amortisation_years
     per_year = capital / n if r == 0 else capital * r / (1.0 - (1.0 + r) ** (-n))
-    energy = power_w * utilisation * pue / 1000.0 * e
-    return float(per_year / HOURS_PER_YEAR + energy + facility_usd_per_device_hour)
+    energy = o.power_w * o.utilisation * pue / 1000.0 * e
+    return float(per_year / HOURS_PER_YEAR + energy + o.facility_usd_per_device_hour)
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,12 +304,65 @@ def _fraction(x: Any, name: str, upper_open: bool = False) -> np.ndarray:
     return v
 
 
+def _device_price_01(a: dict[str, Any]) -> dict[str, Any]:
+    """The new arguments of a 0.1 call: ``usd_per_device_hour``, ``tier`` or ``tco`` (a dict
+    of :class:`Ownership` terms) as one ``device_price``, with 0.1's precedence."""
+    usd, tier, tco = a.pop("usd_per_device_hour"), a.pop("tier"), a.pop("tco")
+    if usd is not None and tco is not None:
+        raise TokenomicsError("give usd_per_device_hour or tco, not both")
+    price = Ownership(**tco) if tco is not None else usd if usd is not None else tier
+    return dict(a, device_price=price)
+
+
+def device_hour_usd(hardware: Hardware, device_price: Any = None) -> float:
+    """What one device-hour costs, from a price, a rental tier or the terms of owning it.
+
+    Parameters
+    ----------
+    hardware : Hardware
+        The device (its rental prices in the catalog, its TDP).
+    device_price : float, str, Ownership or None
+        A number: the price [USD/hour], >= 0. A str: the catalog's latest rental price of
+        that tier. An :class:`Ownership`: its :func:`tco_usd_per_device_hour` (``power_w``
+        defaults to the device's TDP). None: the catalog's latest rental price of any tier.
+
+    Returns
+    -------
+    float
+        [USD/hour]
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import hardware
+    >>> device_hour_usd(hardware("h800"))          # DeepSeek's $2 per H800-hour
+    2.0
+    """
+    if isinstance(device_price, Ownership):
+        if device_price.power_w is None:
+            if hardware.tdp_w is None:
+                raise NotPublishedError(f"{hardware.id}: TDP not published; pass power_w in "
+                                        "tco (Ownership.power_w)")
+            device_price = replace(device_price, power_w=hardware.tdp_w)
+        return tco_usd_per_device_hour(device_price)
+    if device_price is None or isinstance(device_price, str):
+        return rental_price(hardware, device_price).usd
+    return float(V.non_negative(device_price, "usd_per_device_hour", "USD/hour"))
+
+
+@accepts_legacy_forms(("dep", "batch", "context_tokens", "prompt_tokens", "prefill_batch",
+                       "usd_per_device_hour", "tier", "tco", "cached_prefix_tokens"),
+                      dict(prompt_tokens=None, prefill_batch=1, usd_per_device_hour=None,
+                           tier=None, tco=None, cached_prefix_tokens=None),
+                      _device_price_01, "device_price")
 def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
                     prompt_tokens: Any = None, prefill_batch: Any = 1,
-                    usd_per_device_hour: float | None = None, tier: str | None = None,
-                    tco: dict[str, float] | None = None,
+                    device_price: Any = None, *,
                     cached_prefix_tokens: Any = None) -> DeploymentCost:
     """Cost per million input, cached-input and output tokens of a deployment.
+
+    Release 0.1's ``usd_per_device_hour=``, ``tier=`` and ``tco=`` (a dict of the TCO terms)
+    still work, by name or in their 0.1 positions (``cached_prefix_tokens`` after them); they
+    are one ``device_price`` now.
 
     Parameters
     ----------
@@ -267,14 +374,10 @@ def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
         ``context_tokens``.
     prefill_batch : int or array_like
         Prompts prefilled together.
-    usd_per_device_hour : float, optional
-        Hourly price [USD/hour]; default the catalog's latest rental price (of ``tier``).
-    tier : str, optional
-        Rental tier to look up.
-    tco : dict, optional
-        Keyword arguments of :func:`tco_usd_per_device_hour` (``purchase_usd``,
-        ``amortisation_years``...; ``power_w`` defaults to the device's TDP): owning instead
-        of renting.
+    device_price : float, str, Ownership or None
+        What a device-hour costs (:func:`device_hour_usd`): a price [USD/hour], a rental
+        tier of the catalog, the terms of owning the device, or (default) the catalog's latest
+        rental price.
     cached_prefix_tokens : int or array_like, optional
         Cached prefix for the cached-input cost; default all but the last 1% of the prompt.
 
@@ -297,24 +400,11 @@ def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
     >>> import tokenomics as tk
     >>> c = deployment_cost(tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8",
     ...                     compute_dtype="fp8", kv_dtype="fp8"), 64, 4096,
-    ...                     usd_per_device_hour=3.0)
+    ...                     device_price=3.0)
     >>> bool(c.output_usd_per_mtok > c.input_usd_per_mtok > c.cached_input_usd_per_mtok)
     True
     """
-    if usd_per_device_hour is not None and tco is not None:
-        raise TokenomicsError("give usd_per_device_hour or tco, not both")
-    if tco is not None:
-        kw = dict(tco)
-        if "power_w" not in kw:
-            if dep.hardware.tdp_w is None:
-                raise NotPublishedError(f"{dep.hardware.id}: TDP not published; pass power_w "
-                                        "in tco")
-            kw["power_w"] = dep.hardware.tdp_w
-        price = tco_usd_per_device_hour(**kw)
-    elif usd_per_device_hour is not None:
-        price = float(V.non_negative(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
-    else:
-        price = rental_price(dep.hardware, tier).usd
+    price = device_hour_usd(dep.hardware, device_price)
     P = context_tokens if prompt_tokens is None else prompt_tokens
     P = V.counts(P, "prompt_tokens", minimum=2, unit="token")
     pre = prefill(dep, P, prefill_batch)

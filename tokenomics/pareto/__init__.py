@@ -6,10 +6,14 @@ forms of its pieces.
 
 Modules
 -------
+``curves``
+    Decode curves: one deployment's throughput against interactivity, as a polyline.
 ``envelope``
-    Pareto frontiers of throughput per device against tokens per second per user.
+    The upper envelope of decode curves over deployments, and the Pareto set on it.
+``queries``
+    Queries at an interactivity floor (best, cheapest point) and the brute-force sweep.
 ``symbolic``
-    SymPy forms of the closed-form results: derivations used as oracles in the tests and as
+    SymPy derivations of the closed forms: the tests' oracles and the spreadsheet's source.
 """
 
 from tokenomics.core.lazy import attach
@@ -17,19 +21,19 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
-    "CURVE_RTOL": ".envelope",
-    "DecodeCurve": ".envelope",
-    "decode_curve": ".envelope",
+    "CURVE_RTOL": ".curves",
+    "DecodeCurve": ".curves",
+    "decode_curve": ".curves",
     "frontier": ".envelope",
-    "best_at": ".envelope",
-    "cheapest_at": ".envelope",
     "crossings": ".envelope",
-    "sweep": ".envelope",
     "pareto_mask": ".envelope",
+    "best_at": ".queries",
+    "cheapest_at": ".queries",
+    "sweep": ".queries",
     "frontier_line": ".symbolic",
     "roofline_step_time": ".symbolic",
     "ridge_batch": ".symbolic",
 }
-_MODULES = ('envelope', 'symbolic',)
+_MODULES = ('curves', 'envelope', 'queries', 'symbolic',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

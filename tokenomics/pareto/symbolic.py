@@ -1,11 +1,28 @@
-"""SymPy forms of the closed-form results: derivations used as oracles in the tests and as
-the source of spreadsheet formulas.
+"""SymPy derivations of the closed forms: the tests' oracles and the spreadsheet's source.
 
 Notes
 -----
 On a piece of a deployment's decode curve the step time is affine in the batch,
 :math:`t = \\alpha B + \\beta`; interactivity :math:`x = 1/t` and throughput per device
 :math:`y = B/(n t)`. Eliminating :math:`B` gives the line :func:`frontier_line` derives.
+
+Each derivation is tested equal to the numeric code that uses the same law
+(``tests/pareto/test_symbolic.py``):
+
+=========================  ================================================================
+:func:`frontier_line`      :meth:`tokenomics.pareto.curves.DecodeCurve.throughput_at` on a
+                           straight piece (and :func:`tokenomics.physics.step.decode`'s
+                           tokens/s per device at whole batches)
+:func:`roofline_step_time` :func:`tokenomics.physics.roofline.roofline_time` of an operator
+                           with FLOPs :math:`F_1 B` and bytes :math:`Q_0 + Q_1 B`
+:func:`ridge_batch`        the operator kinks of :func:`tokenomics.pareto.curves.decode_curve`
+                           (``tokenomics.pareto.curves._crossing_batch`` with
+                           :math:`f_0 = 0`), and with :math:`Q_1 = 0` the critical batch
+                           :func:`tokenomics.physics.roofline.critical_batch`
+=========================  ================================================================
+
+:func:`roofline_step_time` is also the source of the spreadsheet formulas
+(:mod:`tokenomics.surfaces.export`). SymPy is imported inside each function only.
 
 References
 ----------

@@ -20,8 +20,11 @@ References
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -32,8 +35,11 @@ from tokenomics.core.dtypes import dtype as _dtype
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, Model
+from tokenomics.data.workload import accepts_legacy
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer, kv_tokens_held
 from tokenomics.physics.params import param_breakdown
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public name
@@ -295,33 +301,222 @@ def max_batch(dep: Deployment, context_tokens: Any) -> Any:
     return int(b) if np.ndim(b) == 0 else b
 
 
-def devices_needed(model: Model, hardware: Hardware, batch: Any, context_tokens: Any,
-                   weight_dtype: str | None = None, kv_dtype: str = "bf16",
-                   usable_memory_fraction: float = 0.9, runtime_reserve_bytes: float = 0.0,
-                   workspace_bytes: float = 0.0,
-                   allow_beyond_max_context: bool = False) -> Any:
-    """Fractional number of devices whose pooled memory holds weights and KV.
+# --------------------------------------------------------------------------------------------
+# Release 0.1 call forms
+# --------------------------------------------------------------------------------------------
+def accepts_legacy_forms(old_params: Sequence[str], defaults: Mapping[str, Any],
+                         build: Callable[[dict[str, Any]], dict[str, Any]], marker: str,
+                         new_types: type | tuple[type, ...] | None = None
+                         ) -> Callable[[_F], _F]:
+    """:func:`~tokenomics.data.workload.accepts_legacy`, also for 0.1 calls told by position.
+
+    ``accepts_legacy`` recognises a 0.1 call by a 0.1-only keyword, or by what 0.1 took at
+    the ``marker`` parameter's position (a number, an array). This also recognises one that
+    passes more positional arguments than the new signature takes, and, with ``new_types``,
+    one whose argument at the marker's position is not one of the new objects (a Model where
+    a Deployment now goes). Such a call's positional arguments are named after the 0.1
+    parameters and handed to ``accepts_legacy``, which binds and builds it.
 
     Parameters
     ----------
-    model : Model
-    hardware : Hardware
+    old_params, defaults, build, marker
+        As for :func:`~tokenomics.data.workload.accepts_legacy`. Some 0.1-only parameter
+        must come at or before the marker's position (with ``new_types``), else at or before
+        the position just past the new signature's positional parameters, so that the
+        named call is recognised as a 0.1 call.
+    new_types : type or tuple of type, optional
+        What the new signature takes at the marker's position.
+
+    Returns
+    -------
+    decorator
+        The wrapped function shows the new signature (``inspect.signature``).
+
+    Raises
+    ------
+    TokenomicsError
+        At decoration, if the names above are not 0.1-only; at a call, if a 0.1 call gives
+        an argument both by position and by name, or more arguments than 0.1 took.
+    """
+    def decorate(fn: _F) -> _F:
+        via = accepts_legacy(old_params, defaults, build, marker)(fn)
+        params = list(inspect.signature(fn).parameters.values())
+        names = [q.name for q in params]
+        n_pos = sum(q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD) for q in params)
+        at = names.index(marker)
+        first_01 = next((i for i, n in enumerate(old_params) if n not in names), None)
+        if first_01 is None or first_01 > (at if new_types is not None else n_pos):
+            raise TokenomicsError(
+                f"{fn.__name__}: a 0.1 parameter absent from the new signature must come at "
+                f"or before position {at if new_types is not None else n_pos} of "
+                f"{list(old_params)}, so that a named 0.1 call is recognised")
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            typed = new_types is not None and len(args) > at and \
+                not isinstance(args[at], new_types)
+            if not (typed or len(args) > n_pos):
+                return via(*args, **kwargs)
+            named = dict(zip(old_params, args, strict=False))
+            if len(args) > len(old_params) or set(named) & set(kwargs):
+                raise TokenomicsError(
+                    f"{fn.__name__}: {len(args)} positional arguments and "
+                    f"{sorted(kwargs)} do not bind to {fn.__name__}{inspect.signature(fn)} nor "
+                    f"to the 0.1 arguments ({', '.join(old_params)})")
+            return via(**named, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+# --------------------------------------------------------------------------------------------
+# Pooled device counts
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MemoryBudget:
+    """What a pooled device count needs besides batch and context: formats and budget.
+
+    The release 0.1 arguments of :func:`devices_needed` and :func:`min_devices` as one object,
+    with their defaults (no workspace, no reserve, 90% usable).
+
+    Attributes
+    ----------
+    model : Model or str
+        A catalog id is looked up.
+    hardware : Hardware or str
+    weight_dtype : str, optional
+        Format of the weights other than the embedding and LM head; default the model's
+        released format (:func:`weight_bytes`' ``dtype``).
+    kv_dtype : str
+        KV-cache format; default ``"bf16"``.
+    usable_memory_fraction : float
+        Share of each device's memory available, (0, 1]; default 0.9.
+    runtime_reserve_bytes, workspace_bytes : float or array_like
+        Per device [B], >= 0; default 0.
+    allow_beyond_max_context : bool
+    expert_dtype, embedding_dtype : str, optional
+        Formats of routed experts and of the embedding and LM head, as :func:`weight_bytes`
+        takes them (default: its defaults).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> b = MemoryBudget(tk.model("llama-3.1-70b"), tk.hardware("h100-sxm"), "fp8")
+    >>> round(b.weights_bytes / 1e9, 1), b.per_device_bytes / 1e9    # 80 GB x 0.9
+    (72.7, 72.0)
+    """
+
+    model: Any
+    hardware: Any
+    weight_dtype: str | None = None
+    kv_dtype: str = "bf16"
+    usable_memory_fraction: float = 0.9
+    runtime_reserve_bytes: Any = 0.0
+    workspace_bytes: Any = 0.0
+    allow_beyond_max_context: bool = False
+    expert_dtype: str | None = None
+    embedding_dtype: str | None = None
+
+    def __post_init__(self) -> None:
+        from tokenomics.data import catalog
+
+        if isinstance(self.model, str):
+            object.__setattr__(self, "model", catalog.model(self.model))
+        if isinstance(self.hardware, str):
+            object.__setattr__(self, "hardware", catalog.hardware(self.hardware))
+        if not isinstance(self.model, Model) or not isinstance(self.hardware, Hardware):
+            raise TokenomicsError(
+                "MemoryBudget needs a Model and a Hardware (or their catalog ids), got "
+                f"{type(self.model).__name__} and {type(self.hardware).__name__}")
+        if not (0 < self.usable_memory_fraction <= 1):
+            raise TokenomicsError(
+                f"usable_memory_fraction must be in (0, 1], got {self.usable_memory_fraction!r}")
+
+    @classmethod
+    def of(cls, dep: Deployment, batch: Any = 1) -> MemoryBudget:
+        """A deployment's formats and memory budget, its workspace at a decode of ``batch``.
+
+        The workspace is ``dep.workspace_bytes`` when given, else the estimate
+        :func:`memory_fit` uses for a decode step of ``batch`` sequences at the deployment's
+        ``tp`` and ``pp``: :math:`B (a_{tok} + a_{seq}) / pp` [B].
+        """
+        if dep.workspace_bytes is not None:
+            ws: Any = float(dep.workspace_bytes)
+        else:
+            b = V.counts(batch, "batch")
+            ws = V.scalar_or_array((b * activation_workspace_bytes_per_token(dep)
+                                    + b * logits_workspace_bytes_per_sequence(dep)) / dep.pp)
+        return cls(dep.model, dep.hardware, dep.weight_dtype, dep.kv_dtype,
+                   dep.usable_memory_fraction, dep.runtime_reserve_bytes, ws,
+                   dep.allow_beyond_max_context, dep.expert_dtype, dep.embedding_dtype)
+
+    @property
+    def weights_bytes(self) -> float:
+        """The whole model's weight bytes at these formats, :func:`weight_bytes` [B]."""
+        wd = _dtype(self.weight_dtype).name if self.weight_dtype else None
+        return weight_bytes(self.model, wd, self.expert_dtype, self.embedding_dtype)
+
+    @property
+    def per_device_bytes(self) -> Any:
+        """Memory of one device left for weights and KV: :math:`f\\,cap - R - A` [B]."""
+        return self.hardware.mem_capacity_bytes * self.usable_memory_fraction \
+            - self.runtime_reserve_bytes - self.workspace_bytes
+
+
+_DEVICE_COUNT_01 = ("model", "hardware", "batch", "context_tokens", "weight_dtype", "kv_dtype",
+                    "usable_memory_fraction", "runtime_reserve_bytes", "workspace_bytes")
+_DEVICE_COUNT_DEFAULTS = dict(weight_dtype=None, kv_dtype="bf16", usable_memory_fraction=0.9,
+                              runtime_reserve_bytes=0.0, workspace_bytes=0.0,
+                              allow_beyond_max_context=False)
+
+
+def _budget_01(a: dict[str, Any]) -> dict[str, Any]:
+    """The new arguments of a 0.1 device-count call: its loose arguments as a MemoryBudget."""
+    budget = MemoryBudget(*(a.pop(k) for k in ("model", "hardware", "weight_dtype", "kv_dtype",
+                                               "usable_memory_fraction",
+                                               "runtime_reserve_bytes", "workspace_bytes",
+                                               "allow_beyond_max_context")))
+    return dict(deployment=budget, **a)
+
+
+@accepts_legacy_forms(_DEVICE_COUNT_01 + ("allow_beyond_max_context",),
+                      _DEVICE_COUNT_DEFAULTS, _budget_01, "deployment",
+                      (Deployment, MemoryBudget))
+def devices_needed(deployment: Deployment | MemoryBudget, batch: Any,
+                   context_tokens: Any) -> Any:
+    """Fractional number of devices whose pooled memory holds weights and KV.
+
+    Two call forms give the formats and the budget: a Deployment, or release 0.1's loose
+    arguments ``devices_needed(model, hardware, batch, context_tokens, weight_dtype=None,
+    kv_dtype="bf16", usable_memory_fraction=0.9, runtime_reserve_bytes=0.0,
+    workspace_bytes=0.0, allow_beyond_max_context=False)`` (a :class:`MemoryBudget`).
+
+    Parameters
+    ----------
+    deployment : Deployment or MemoryBudget
+        A Deployment gives its weight, expert, embedding and KV formats, usable fraction,
+        runtime reserve, context check and workspace (``MemoryBudget.of(deployment,
+        batch)``: the estimate unless ``workspace_bytes`` is set). A MemoryBudget (the 0.1
+        form) gives them loose, with no workspace by default.
     batch : int or array_like
         Concurrent sequences, >= 1.
     context_tokens : int or array_like
         Tokens per sequence [token].
-    weight_dtype, kv_dtype : str
-    usable_memory_fraction : float
-        (0, 1].
-    runtime_reserve_bytes, workspace_bytes : float
-        Per device [B].
-    allow_beyond_max_context : bool
 
     Returns
     -------
     float or numpy.ndarray
         :math:`(W + B\\,K(C)) / (f\\,\\mathrm{cap} - R - A)` [devices], KV sharded without
-        replication (e.g. tensor parallel up to the KV-head count, pipeline beyond).
+        replication (e.g. tensor parallel up to the KV-head count, pipeline beyond). The
+        deployment's layout (``tp``, ``pp``) enters only through the workspace estimate.
+
+    Notes
+    -----
+    :math:`W` is :func:`weight_bytes` at the given formats. The 0.1 form's ``weight_dtype``
+    is :func:`weight_bytes`' ``dtype``: with it given, routed experts follow it too, whereas a
+    Deployment keeps a model's expert format (gpt-oss: MXFP4) while its weights stay at the
+    released format; so the two forms differ there, as they do in the workspace.
 
     References
     ----------
@@ -333,48 +528,48 @@ def devices_needed(model: Model, hardware: Hardware, batch: Any, context_tokens:
     >>> round(devices_needed(tk.model("llama-3.1-405b"), tk.hardware("h100-sxm"), 32, 131072,
     ...       usable_memory_fraction=1.0), 1)   # S15, corrected
     37.2
+    >>> d = tk.Deployment("llama-3.1-405b", "h100-sxm", usable_memory_fraction=1.0,
+    ...                   workspace_bytes=0)
+    >>> round(devices_needed(d, 32, 131072), 1)
+    37.2
     """
     from tokenomics.physics.kv import kv_cache_bytes
 
-    if not (0 < usable_memory_fraction <= 1):
-        raise TokenomicsError(
-            f"usable_memory_fraction must be in (0, 1], got {usable_memory_fraction!r}")
-    wd = _dtype(weight_dtype).name if weight_dtype else None
-    w = weight_bytes(model, wd)
-    kv = np.asarray(kv_cache_bytes(model, context_tokens, batch, kv_dtype,
-                                   allow_beyond_max_context))
-    per_dev = hardware.mem_capacity_bytes * usable_memory_fraction - runtime_reserve_bytes \
-        - workspace_bytes
-    if per_dev <= 0:
+    b = deployment if isinstance(deployment, MemoryBudget) else \
+        MemoryBudget.of(deployment, batch)
+    kv = np.asarray(kv_cache_bytes(b.model, context_tokens, batch, b.kv_dtype,
+                                   b.allow_beyond_max_context))
+    per_dev = b.per_device_bytes
+    if np.any(np.asarray(per_dev) <= 0):
+        lost = np.max(np.asarray(b.runtime_reserve_bytes + b.workspace_bytes))
         raise DoesNotFitError(
-            f"{hardware.id}: runtime reserve and workspace ({runtime_reserve_bytes + workspace_bytes:.4g}"
-            f" B) leave no usable memory of {hardware.mem_capacity_bytes:.4g} B")
-    return V.scalar_or_array((w + kv) / per_dev)
+            f"{b.hardware.id}: runtime reserve and workspace ({lost:.4g} B) leave no usable "
+            f"memory of {b.hardware.mem_capacity_bytes:.4g} B")
+    return V.scalar_or_array((b.weights_bytes + kv) / per_dev)
 
 
-def min_devices(model: Model, hardware: Hardware, batch: Any = 1, context_tokens: Any = None,
-                weight_dtype: str | None = None, kv_dtype: str = "bf16",
-                usable_memory_fraction: float = 0.9, runtime_reserve_bytes: float = 0.0,
-                workspace_bytes: float = 0.0, multiple_of: int = 1,
-                allow_beyond_max_context: bool = False) -> Any:
+@accepts_legacy_forms(_DEVICE_COUNT_01 + ("multiple_of", "allow_beyond_max_context"),
+                      dict(_DEVICE_COUNT_DEFAULTS, batch=1, context_tokens=None, multiple_of=1),
+                      _budget_01, "deployment", (Deployment, MemoryBudget))
+def min_devices(deployment: Deployment | MemoryBudget, batch: Any = 1,
+                context_tokens: Any = None, multiple_of: int = 1) -> Any:
     """Smallest device count whose memory holds the weights and ``batch`` KV caches.
+
+    The call forms of :func:`devices_needed`: a Deployment, or release 0.1's loose arguments
+    ``min_devices(model, hardware, batch=1, context_tokens=None, weight_dtype=None,
+    kv_dtype="bf16", usable_memory_fraction=0.9, runtime_reserve_bytes=0.0,
+    workspace_bytes=0.0, multiple_of=1, allow_beyond_max_context=False)``.
 
     Parameters
     ----------
-    model : Model
-    hardware : Hardware
+    deployment : Deployment or MemoryBudget
+        Formats and memory budget, as for :func:`devices_needed`.
     batch : int or array_like
         Concurrent sequences, >= 1.
     context_tokens : int or array_like, optional
         Tokens per sequence; default the model's maximum context.
-    weight_dtype, kv_dtype : str
-    usable_memory_fraction : float
-        Fraction of each device's memory available, (0, 1]; default 0.9.
-    runtime_reserve_bytes, workspace_bytes : float
-        Per device [B].
     multiple_of : int
         Round up to a multiple (8 for whole 8-GPU servers).
-    allow_beyond_max_context : bool
 
     Returns
     -------
@@ -394,10 +589,9 @@ def min_devices(model: Model, hardware: Hardware, batch: Any = 1, context_tokens
     """
     if not isinstance(multiple_of, (int, np.integer)) or multiple_of < 1:
         raise TokenomicsError(f"multiple_of must be a positive integer, got {multiple_of!r}")
+    model = deployment.model
     ctx = model.max_context if context_tokens is None else context_tokens
-    need = np.asarray(devices_needed(model, hardware, batch, ctx, weight_dtype, kv_dtype,
-                                     usable_memory_fraction, runtime_reserve_bytes,
-                                     workspace_bytes, allow_beyond_max_context))
+    need = np.asarray(devices_needed(deployment, batch, ctx))
     # Guard against 37.0000000001 from rounding: tolerance far below one device.
     n = np.ceil(need - 1e-9)
     n = np.ceil(n / multiple_of) * multiple_of

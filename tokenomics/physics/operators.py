@@ -53,7 +53,6 @@ from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.specs import Model
 from tokenomics.physics import formulas as F
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer
 from tokenomics.physics.params import attention_params_per_layer, expert_params, ffn_params
@@ -127,6 +126,134 @@ class OpCost:
         return self.weight_bytes + self.kv_bytes + self.act_bytes
 
 
+@dataclass(frozen=True)
+class _Step:
+    """The broadcast shape of one step: B, T, c, logits tokens, N = B T, and a zero array."""
+
+    B: Any
+    T: Any
+    c: Any
+    NL: Any
+    N: Any
+    zero: Any
+
+
+def _embedding(dep: Deployment, s: _Step) -> OpCost:
+    """Gather of the step's N rows of the token table, at the embedding format."""
+    h = dep.model.hidden_size
+    wt = bytes_per_element(dep.embedding_dtype)
+    act = bytes_per_element(dep.act_dtype)
+    return OpCost("embedding", s.zero, s.N * h * wt + s.zero, s.zero, s.N * h * act + s.zero)
+
+
+def _attention_projections(dep: Deployment, s: _Step) -> tuple[OpCost, OpCost]:
+    """Q/K/V (MLA: down- and up-) projections and the output projection, all layers.
+
+    Attention data parallelism keeps one copy of the attention weights per attention group:
+    each copy is read once per step.
+    """
+    m = dep.model
+    a = m.attention
+    h, L, N = m.hidden_size, m.num_layers, s.N
+    w = bytes_per_element(dep.weight_dtype)
+    act = bytes_per_element(dep.act_dtype)
+    rep = float(dep.dp_attention)
+    p_att = attention_params_per_layer(m)
+    p_o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
+    p_qkv = p_att - p_o
+    # Outputs: the queries plus what the cache stores (K and V, or MLA's latent and RoPE key).
+    qkv_out = a.num_q_heads * a.head_dim + F.kv_elements_per_token_per_layer(a)
+    qkv = OpCost("attn_qkv", 2.0 * N * p_qkv * L, rep * p_qkv * w * L + s.zero, s.zero,
+                 N * (h + qkv_out) * act * L)
+    out = OpCost("attn_out", 2.0 * N * p_o * L, rep * p_o * w * L + s.zero, s.zero,
+                 N * (a.num_q_heads * a.v_head_dim + h) * act * L)
+    return qkv, out
+
+
+def _attention_core(dep: Deployment, s: _Step) -> OpCost:
+    """Scores and weighted values against each sequence's own cache; KV read and written.
+
+    Pairs per layer group are :func:`~tokenomics.physics.formulas.span_sum` differences; MLA
+    is costed in the cheaper of its expanded and absorbed forms.
+    """
+    m = dep.model
+    a = m.attention
+    B, T, c = s.B, s.T, s.c
+    act = bytes_per_element(dep.act_dtype)
+    kv_tok_layer = kv_bytes_per_token_per_layer(m, dep.kv_dtype) * dep.kv_replication
+    flops_core = s.zero.copy()
+    kv_read = s.zero.copy()
+    for kind, win, count in m.window_groups():
+        pairs = F.span_sum(kind, win, c + T) - F.span_sum(kind, win, c)
+        read = F.kv_read_tokens(kind, win, c)
+        per_seq = pairs * F.attention_pair_flops(a)
+        if a.kind == "MLA":   # the cheaper of the expanded and the absorbed forms
+            per_seq = np.minimum(per_seq + read * F.mla_up_projection_flops_per_token(a),
+                                 pairs * F.mla_absorbed_pair_flops(a))
+        flops_core = flops_core + B * per_seq * count
+        kv_read = kv_read + B * read * kv_tok_layer * count
+    kv_write = s.N * kv_tok_layer * m.num_layers
+    att_io = s.N * F.attention_io_elements_per_token(a) * act * m.num_layers
+    return OpCost("attn_core", flops_core, s.zero, kv_read + kv_write, att_io + s.zero)
+
+
+def _dense_ffn(dep: Deployment, s: _Step) -> OpCost:
+    """The dense FFN of the non-MoE layers."""
+    m = dep.model
+    h, Ld, inter, N = m.hidden_size, m.num_dense_layers, m.intermediate_size, s.N
+    w = bytes_per_element(dep.weight_dtype)
+    act = bytes_per_element(dep.act_dtype)
+    p_ffn = ffn_params(m, inter)
+    ffn_io = (2 * h + (3 if m.gated_ffn else 2) * inter) * act
+    return OpCost("ffn_dense", 2.0 * N * p_ffn * Ld, p_ffn * w * Ld + s.zero, s.zero,
+                  N * ffn_io * Ld)
+
+
+def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
+    """Router, shared experts and routed experts of the MoE layers (zero cost without any).
+
+    Routed experts: FLOPs for ``top_k`` per token, weight bytes for the distinct experts the
+    step's N tokens touch (:func:`~tokenomics.physics.formulas.distinct_experts`).
+    """
+    m = dep.model
+    Lm = m.num_moe_layers
+    zero = s.zero
+    if m.moe is None or not Lm:
+        return [OpCost(n, zero, zero, zero, zero)
+                for n in ("moe_router", "moe_shared", "moe_experts")]
+    moe = m.moe
+    h, N = m.hidden_size, s.N
+    w = bytes_per_element(dep.weight_dtype)
+    we = bytes_per_element(dep.expert_dtype)
+    act = bytes_per_element(dep.act_dtype)
+    E, k = moe.num_experts, moe.top_k
+    p_router = E * h + (E if moe.router_bias else 0)
+    router = OpCost("moe_router", 2.0 * N * E * h * Lm, p_router * w * Lm + zero, zero,
+                    N * (h + E) * act * Lm)
+    p_sh = moe.num_shared_experts * ffn_params(m, moe.shared_intermediate_size)
+    sh_io = moe.num_shared_experts * (2 * h + 3 * moe.shared_intermediate_size) * act
+    shared = OpCost("moe_shared", 2.0 * N * p_sh * Lm, p_sh * w * Lm + zero, zero,
+                    N * sh_io * Lm)
+    p_e = expert_params(m)
+    distinct = F.distinct_experts(E, k, N)
+    e_io = k * (2 * h + 3 * moe.expert_intermediate_size) * act
+    experts = OpCost("moe_experts", 2.0 * N * k * p_e * Lm, distinct * p_e * we * Lm, zero,
+                     N * e_io * Lm)
+    return [router, shared, experts]
+
+
+def _lm_head(dep: Deployment, s: _Step) -> OpCost:
+    """Logits of ``B x logits_tokens`` tokens; one copy of the head per attention group."""
+    m = dep.model
+    h, V_ = m.hidden_size, m.vocab_size
+    wt = bytes_per_element(dep.embedding_dtype)
+    act = bytes_per_element(dep.act_dtype)
+    rep = float(dep.dp_attention)
+    NLt = s.B * s.NL
+    return OpCost("lm_head", 2.0 * NLt * h * V_, rep * h * V_ * wt + s.zero, s.zero,
+                  NLt * (h + V_) * act)
+
+
 def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
                logits_tokens: Any) -> list[OpCost]:
     """Per-operator costs of one forward step for a replica.
@@ -148,88 +275,30 @@ def step_costs(dep: Deployment, batch: Any, new_tokens: Any, cached_tokens: Any,
     -------
     list of OpCost
         In :data:`OPERATORS` order; operators a model lacks have zero cost.
+
+    Notes
+    -----
+    One helper per operator group (embedding, attention projections, attention core, dense
+    FFN, MoE, LM head), each built from the per-unit formulas of
+    :mod:`tokenomics.physics.formulas`; the module docstring lists what each counts.
+
+    References
+    ----------
+    .. [1] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023,
+       arXiv:2211.05102.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> ops = step_costs(tk.Deployment("llama-3.1-8b", "h100-sxm"), 1, 1, 1024, 1)
+    >>> [o.name for o in ops] == list(OPERATORS)
+    True
     """
-    m: Model = dep.model
     B = np.asarray(batch, float)
     T = np.asarray(new_tokens, float)
     c = np.asarray(cached_tokens, float)
     NL = np.asarray(logits_tokens, float)
-    N = B * T
-    h = m.hidden_size
-    L = m.num_layers
-    a = m.attention
-    w = bytes_per_element(dep.weight_dtype)
-    we = bytes_per_element(dep.expert_dtype)
-    wt = bytes_per_element(dep.embedding_dtype)
-    act = bytes_per_element(dep.act_dtype)
-    zero = np.zeros(np.broadcast(B, T, c, NL).shape)
-    out: list[OpCost] = []
-
-    # Attention data parallelism keeps one copy of the attention weights (and embedding and
-    # LM head) per attention group: each copy is read once per step.
-    rep = float(dep.dp_attention)
-    out.append(OpCost("embedding", zero, N * h * wt + zero, zero, N * h * act + zero))
-
-    # Attention projections.
-    p_att = attention_params_per_layer(m)
-    p_o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
-    p_qkv = p_att - p_o
-    # Outputs: the queries plus what the cache stores (K and V, or MLA's latent and RoPE key).
-    qkv_out = a.num_q_heads * a.head_dim + F.kv_elements_per_token_per_layer(a)
-    out.append(OpCost("attn_qkv", 2.0 * N * p_qkv * L, rep * p_qkv * w * L + zero, zero,
-                      N * (h + qkv_out) * act * L))
-
-    # Attention core: pairs per layer group, KV read and written.
-    kv_tok_layer = kv_bytes_per_token_per_layer(m, dep.kv_dtype) * dep.kv_replication
-    flops_core = zero.copy()
-    kv_read = zero.copy()
-    for kind, win, count in m.window_groups():
-        pairs = F.span_sum(kind, win, c + T) - F.span_sum(kind, win, c)
-        read = F.kv_read_tokens(kind, win, c)
-        per_seq = pairs * F.attention_pair_flops(a)
-        if a.kind == "MLA":   # the cheaper of the expanded and the absorbed forms
-            per_seq = np.minimum(per_seq + read * F.mla_up_projection_flops_per_token(a),
-                                 pairs * F.mla_absorbed_pair_flops(a))
-        flops_core = flops_core + B * per_seq * count
-        kv_read = kv_read + B * read * kv_tok_layer * count
-    kv_write = N * kv_tok_layer * L
-    att_io = N * F.attention_io_elements_per_token(a) * act * L
-    out.append(OpCost("attn_core", flops_core, zero, kv_read + kv_write, att_io + zero))
-
-    out.append(OpCost("attn_out", 2.0 * N * p_o * L, rep * p_o * w * L + zero, zero,
-                      N * (a.num_q_heads * a.v_head_dim + h) * act * L))
-
-    # Dense FFN layers.
-    Ld = m.num_dense_layers
-    inter = m.intermediate_size
-    p_ffn = ffn_params(m, inter)
-    ffn_io = (2 * h + (3 if m.gated_ffn else 2) * inter) * act
-    out.append(OpCost("ffn_dense", 2.0 * N * p_ffn * Ld, p_ffn * w * Ld + zero, zero,
-                      N * ffn_io * Ld))
-
-    # MoE layers.
-    Lm = m.num_moe_layers
-    if m.moe is not None and Lm:
-        moe = m.moe
-        E, k = moe.num_experts, moe.top_k
-        p_router = E * h + (E if moe.router_bias else 0)
-        out.append(OpCost("moe_router", 2.0 * N * E * h * Lm, p_router * w * Lm + zero, zero,
-                          N * (h + E) * act * Lm))
-        p_sh = moe.num_shared_experts * ffn_params(m, moe.shared_intermediate_size)
-        sh_io = moe.num_shared_experts * (2 * h + 3 * moe.shared_intermediate_size) * act
-        out.append(OpCost("moe_shared", 2.0 * N * p_sh * Lm, p_sh * w * Lm + zero, zero,
-                          N * sh_io * Lm))
-        p_e = expert_params(m)
-        distinct = F.distinct_experts(E, k, N)
-        e_io = k * (2 * h + 3 * moe.expert_intermediate_size) * act
-        out.append(OpCost("moe_experts", 2.0 * N * k * p_e * Lm, distinct * p_e * we * Lm,
-                          zero, N * e_io * Lm))
-    else:
-        out.extend(OpCost(n, zero, zero, zero, zero)
-                   for n in ("moe_router", "moe_shared", "moe_experts"))
-
-    NLt = B * NL
-    out.append(OpCost("lm_head", 2.0 * NLt * h * m.vocab_size,
-                      rep * h * m.vocab_size * wt + zero,
-                      zero, NLt * (h + m.vocab_size) * act))
-    return out
+    s = _Step(B=B, T=T, c=c, NL=NL, N=B * T, zero=np.zeros(np.broadcast(B, T, c, NL).shape))
+    qkv, out = _attention_projections(dep, s)
+    return [_embedding(dep, s), qkv, _attention_core(dep, s), out, _dense_ffn(dep, s),
+            *_moe(dep, s), _lm_head(dep, s)]

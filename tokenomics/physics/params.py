@@ -29,6 +29,7 @@ References
 from __future__ import annotations
 
 from tokenomics.data.specs import Model
+from tokenomics.physics import formulas as F
 
 
 def attention_params_per_layer(model: Model) -> float:
@@ -58,7 +59,7 @@ def attention_params_per_layer(model: Model) -> float:
             n += h
         return float(n)
     q_out = a.num_q_heads * a.head_dim
-    kv_out = a.num_kv_heads * (a.head_dim + a.v_head_dim)
+    kv_out = int(F.kv_elements_per_token_per_layer(a))   # the K and V projections' width
     n = h * (q_out + kv_out) + a.num_q_heads * a.v_head_dim * h
     if a.qkv_bias:
         n += q_out + kv_out

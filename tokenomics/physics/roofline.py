@@ -314,6 +314,4 @@ def critical_batch(hw: Hardware, weight_dtype: str = "bf16",
     >>> round(critical_batch(v5e, "int8", "bf16"))   # int8 weights, bf16 FLOPs: half
     120
     """
-    from tokenomics.core.dtypes import bytes_per_element as _b
-
-    return ridge_point(hw, compute_dtype or weight_dtype) * _b(weight_dtype) / 2.0
+    return ridge_point(hw, compute_dtype or weight_dtype) * bytes_per_element(weight_dtype) / 2.0

@@ -5,16 +5,24 @@ disaggregation and KV tiers; built on the step engine.
 
 Modules
 -------
+``agents``
+    One step of an agent session: a midfill on a long cached prefix, then decode (S61).
 ``batching``
     Serving mechanics on top of the step model: mixed prefill+decode steps, chunked prefill,
+``colocated``
+    Colocated prefill and decode with chunked prefill: goodput under SLOs.
 ``disagg``
-    Disaggregated prefill/decode serving against colocation: M/D/1 queues, goodput under SLOs.
+    Disaggregated prefill/decode serving: pool sizing and goodput under SLOs.
 ``paged``
     Paged versus contiguous KV-cache allocation: wasted KV memory and concurrent sequences.
+``queueing``
+    The M/D/1 queue: Poisson arrivals, one server, a deterministic service time.
+``slo``
+    Goodput under service-level objectives: what disaggregated and colocated pools share.
 ``speculative``
     Speculative decoding: expected accepted tokens, cycle time, speed-up and the best draft length.
-``tiering``
-    KV-cache memory tiers: reload against recompute, and how long to keep a session's KV in HBM.
+``tiers``
+    KV-cache memory tiers, and reloading a prefix's KV from one against recomputing it.
 """
 
 from tokenomics.core.lazy import attach
@@ -22,6 +30,9 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "AGENT_STEP_TOKENS": ".agents",
+    "AgentStep": ".agents",
+    "agent_step": ".agents",
     "mixed_step_seconds": ".batching",
     "mixed_step": ".batching",
     "ChunkedPrefill": ".batching",
@@ -33,19 +44,14 @@ _EXPORTS = {
     "BatchingThroughput": ".batching",
     "batching_throughput": ".batching",
     "AttentionFFNSplit": ".batching",
+    "FFNPool": ".batching",
     "attention_ffn_split": ".batching",
-    "EXACT_WAIT_SPAN": ".disagg",
-    "mdl_mean_wait_s": ".disagg",
-    "mdl_wait_cdf": ".disagg",
-    "mdl_wait_quantile_s": ".disagg",
-    "SLOAttainment": ".disagg",
-    "Goodput": ".disagg",
+    "colocated_at_rate": ".colocated",
+    "colocated_goodput": ".colocated",
     "disaggregated_at_rate": ".disagg",
     "disaggregated_goodput": ".disagg",
     "PoolSplit": ".disagg",
     "best_pool_ratio": ".disagg",
-    "colocated_at_rate": ".disagg",
-    "colocated_goodput": ".disagg",
     "POLICIES": ".paged",
     "allocated_tokens": ".paged",
     "LengthDistribution": ".paged",
@@ -55,34 +61,41 @@ _EXPORTS = {
     "KVCapacity": ".paged",
     "kv_capacity_sequences": ".paged",
     "max_batch_ratio": ".paged",
+    "EXACT_WAIT_SPAN": ".queueing",
+    "mdl_mean_wait_s": ".queueing",
+    "mdl_wait_cdf": ".queueing",
+    "mdl_wait_quantile_s": ".queueing",
+    "mdl_max_utilisation": ".queueing",
+    "LEGACY_REQUEST_PARAMS": ".slo",
+    "LEGACY_DEFAULTS": ".slo",
+    "single_count": ".slo",
+    "single_value": ".slo",
+    "request_rates": ".slo",
+    "RequestTargets": ".slo",
+    "request_targets": ".slo",
+    "legacy_workload_slo": ".slo",
+    "DecodeTable": ".slo",
+    "decode_table": ".slo",
+    "SLOAttainment": ".slo",
+    "Goodput": ".slo",
+    "slo_attainment": ".slo",
     "K_MAX_LIMIT": ".speculative",
     "PROBABILITY_SUM_TOLERANCE": ".speculative",
     "expected_accepted_tokens": ".speculative",
     "expected_accepted_from_table": ".speculative",
     "SpeculativeResult": ".speculative",
+    "Drafter": ".speculative",
     "speculative_decode": ".speculative",
     "best_speculation_k": ".speculative",
-    "GAP_MEDIAN_S": ".tiering",
-    "GAP_MEAN_TO_MEDIAN": ".tiering",
-    "AGENT_STEP_TOKENS": ".tiering",
-    "Tier": ".tiering",
-    "load_kv_tiers": ".tiering",
-    "RetentionDefaults": ".tiering",
-    "load_retention_defaults": ".tiering",
-    "hbm_usd_per_byte_s": ".tiering",
-    "hbm_tier": ".tiering",
-    "kv_tiers": ".tiering",
-    "tier": ".tiering",
-    "ReloadOrRecompute": ".tiering",
-    "reload_or_recompute": ".tiering",
-    "lognormal_params": ".tiering",
-    "GapDistribution": ".tiering",
-    "RetentionPolicy": ".tiering",
-    "RetentionOccupancy": ".tiering",
-    "retention_policy": ".tiering",
-    "AgentStep": ".tiering",
-    "agent_step": ".tiering",
+    "Tier": ".tiers",
+    "load_kv_tiers": ".tiers",
+    "hbm_usd_per_byte_s": ".tiers",
+    "hbm_tier": ".tiers",
+    "kv_tiers": ".tiers",
+    "tier": ".tiers",
+    "ReloadOrRecompute": ".tiers",
+    "reload_or_recompute": ".tiers",
 }
-_MODULES = ('batching', 'disagg', 'paged', 'speculative', 'tiering',)
+_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'paged', 'queueing', 'slo', 'speculative', 'tiers',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

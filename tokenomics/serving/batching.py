@@ -42,8 +42,10 @@ from typing import Any
 import numpy as np
 
 from tokenomics.core import checks as V
-from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.workload import Link
 from tokenomics.physics.engine import (
     StepResult,
     exposed_comm_s,
@@ -52,8 +54,14 @@ from tokenomics.physics.engine import (
     step_seconds,
 )
 from tokenomics.physics.kv import kv_cache_bytes
-from tokenomics.physics.memory import memory_fit
+from tokenomics.physics.memory import (
+    accepts_legacy_forms,
+    kv_per_sequence_bytes,
+    memory_fit,
+    weight_bytes_per_device,
+)
 from tokenomics.physics.operators import OpCost, step_costs
+from tokenomics.physics.params import param_breakdown
 from tokenomics.physics.step import decode, prefill
 
 
@@ -244,9 +252,6 @@ def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
     i = np.arange(n, dtype=float)
     chunk = np.minimum(per, new - i * per)
     cached = c0 + i * per
-    from tokenomics.core.errors import DoesNotFitError
-    from tokenomics.physics.memory import kv_per_sequence_bytes
-
     fit = memory_fit(dep, max(D, 1), Cd, tokens_per_step=S)
     need = float(fit.total_bytes) + float(kv_per_sequence_bytes(dep, P))
     if D == 0:
@@ -388,8 +393,6 @@ def shared_prefix_kv_bytes(dep: Deployment, prefix_tokens: Any, suffix_tokens: A
     >>> round(each / shared, 1)       # 10 x 4100 tokens vs 4000 + 10 x 100
     8.2
     """
-    from tokenomics.physics.memory import kv_per_sequence_bytes
-
     p = V.counts(prefix_tokens, "prefix_tokens", minimum=0, unit="token")
     s = V.counts(suffix_tokens, "suffix_tokens", minimum=0, unit="token")
     b = V.counts(batch, "batch")
@@ -578,29 +581,129 @@ class AttentionFFNSplit:
     ffn_memory_bytes: Any
 
 
-def attention_ffn_split(attention: Deployment, ffn_hardware: Any, ffn_devices: int,
-                        batch: Any, context_tokens: Any, link_bytes_per_s: float,
-                        link_latency_s: float = 0.0, ffn_compute_dtype: str | None = None,
-                        microbatches: int = 2, check_memory: bool = True) -> AttentionFFNSplit:
+@dataclass(frozen=True)
+class FFNPool:
+    """The pool that holds the FFN and expert weights in an attention/FFN split.
+
+    Attributes
+    ----------
+    hardware : Hardware or str
+        Its device (a catalog id is looked up), e.g. a low-ridge SRAM chip.
+    devices : int
+        Devices in the pool, >= 1; the FFN and expert weights are spread evenly over them.
+    compute_dtype : str, optional
+        Format the pool computes in; default the attention deployment's.
+
+    Examples
+    --------
+    >>> FFNPool("h100-sxm", 8).hardware.id
+    'h100-sxm'
+    """
+
+    hardware: Any
+    devices: int
+    compute_dtype: str | None = None
+
+    def __post_init__(self) -> None:
+        from tokenomics.data.catalog import hardware as _hw
+
+        object.__setattr__(self, "hardware", _hw(self.hardware))
+        object.__setattr__(self, "devices", int(V.counts(self.devices, "ffn_devices")))
+
+
+def _split_busy(attention: Deployment, ffn: FFNPool, link: Link, b: Any,
+                C: Any) -> tuple[Any, Any, Any]:
+    """Busy time of the attention pool, the FFN pool and the link in a decode at batch b [s].
+
+    Each pool's operators at their roofline time on that pool's devices; the link carries
+    :math:`b h b_a` bytes each way per layer, a latency per crossing.
+    """
+    m = attention.model
+    eff = attention.efficiency
+    n_a, n_f = attention.tp, ffn.devices
+    peak_a = attention.hardware.peak(attention.compute_dtype) * eff.mfu
+    bw_a = attention.hardware.mem_bw_bytes_per_s * eff.mbu
+    peak_f = ffn.hardware.peak(ffn.compute_dtype or attention.compute_dtype) * eff.mfu
+    bw_f = ffn.hardware.mem_bw_bytes_per_s * eff.mbu
+    act = bytes_per_element(attention.act_dtype)
+    ops = {o.name: o for o in step_costs(attention, b, 1.0, C, 1.0)}
+    ta = sum(np.maximum(ops[k].flops / (n_a * peak_a), ops[k].bytes / (n_a * bw_a))
+             for k in _ATTENTION_OPS)
+    tf = sum(np.maximum(ops[k].flops / (n_f * peak_f), ops[k].bytes / (n_f * bw_f))
+             for k in _FFN_OPS)
+    per_layer = b * m.hidden_size * act
+    tx = 2 * m.num_layers * (link.latency_s + per_layer / link.bytes_per_s)
+    return ta, tf, tx
+
+
+def _split_memory(attention: Deployment, ffn: FFNPool, B: Any, C: Any,
+                  check_memory: bool) -> tuple[Any, float]:
+    """Per-device memory of the two pools [B]: attention weights + KV, FFN/expert weights.
+
+    Raises :class:`~tokenomics.core.errors.DoesNotFitError` (when ``check_memory``) naming
+    the pool that does not fit.
+    """
+    b = param_breakdown(attention.model)
+    w = bytes_per_element(attention.weight_dtype)
+    ffn_part = ((b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+                + b["routed_experts"] * bytes_per_element(attention.expert_dtype))
+    ffn_w = ffn_part / ffn.devices
+    attn_w = weight_bytes_per_device(attention) - ffn_part / attention.n_devices
+    mem_a = attn_w + B * kv_per_sequence_bytes(attention, C)
+    if not check_memory:
+        return mem_a, ffn_w
+    usable_a = attention.hardware.mem_capacity_bytes * attention.usable_memory_fraction
+    usable_f = ffn.hardware.mem_capacity_bytes * attention.usable_memory_fraction
+    if np.any(mem_a > usable_a):
+        raise DoesNotFitError(
+            f"attention pool: {float(np.max(mem_a)) / 1e9:.4g} GB per device of attention "
+            f"weights and KV exceed {usable_a / 1e9:.4g} GB usable on "
+            f"{attention.hardware.id}; lower the batch or context or add devices")
+    if ffn_w > usable_f:
+        need = int(np.ceil(ffn_w * ffn.devices / usable_f))
+        raise DoesNotFitError(
+            f"FFN pool: {ffn_w / 1e9:.4g} GB of FFN weights per {ffn.hardware.id} exceed "
+            f"{usable_f / 1e9:.4g} GB usable; at least {need} devices are needed")
+    return mem_a, ffn_w
+
+
+def _split_01(a: dict[str, Any]) -> dict[str, Any]:
+    """The new arguments of a 0.1 call: the FFN pool's and the link's loose arguments as an
+    :class:`FFNPool` and a :class:`~tokenomics.data.workload.Link`."""
+    ffn = FFNPool(a.pop("ffn_hardware"), a.pop("ffn_devices"), a.pop("ffn_compute_dtype"))
+    link = Link(float(V.positive(a.pop("link_bytes_per_s"), "link_bytes_per_s", "B/s")),
+                float(V.non_negative(a.pop("link_latency_s"), "link_latency_s", "s")))
+    return dict(a, ffn=ffn, link=link)
+
+
+@accepts_legacy_forms(("attention", "ffn_hardware", "ffn_devices", "batch", "context_tokens",
+                       "link_bytes_per_s", "link_latency_s", "ffn_compute_dtype",
+                       "microbatches", "check_memory"),
+                      dict(link_latency_s=0.0, ffn_compute_dtype=None, microbatches=2,
+                           check_memory=True),
+                      _split_01, "ffn", FFNPool)
+def attention_ffn_split(attention: Deployment, ffn: FFNPool, batch: Any, context_tokens: Any,
+                        link: Link, microbatches: int = 2,
+                        check_memory: bool = True) -> AttentionFFNSplit:
     """Decode step with attention on one pool and the FFN/experts on another.
+
+    Release 0.1's form ``attention_ffn_split(attention, ffn_hardware, ffn_devices, batch,
+    context_tokens, link_bytes_per_s, link_latency_s=0.0, ffn_compute_dtype=None,
+    microbatches=2, check_memory=True)`` still works: its loose arguments are an
+    :class:`FFNPool` and a :class:`~tokenomics.data.workload.Link`.
 
     Parameters
     ----------
     attention : Deployment
         The attention pool: its hardware, ``tp`` devices, formats and efficiencies. It holds
         the attention weights, embedding, LM head and every sequence's KV.
-    ffn_hardware : Hardware or str
-        Device of the FFN pool (e.g. a low-ridge SRAM chip).
-    ffn_devices : int
-        Devices in the FFN pool; the FFN and expert weights are spread evenly over them.
+    ffn : FFNPool
+        The FFN pool: its device, device count and compute format.
     batch, context_tokens : int or array_like
         Decode batch and KV length [token].
-    link_bytes_per_s : float
-        Aggregate per-direction bandwidth between the pools [B/s].
-    link_latency_s : float
-        Latency of one crossing [s].
-    ffn_compute_dtype : str, optional
-        Format the FFN pool computes in; default the attention deployment's.
+    link : Link
+        Between the pools: aggregate per-direction bandwidth [B/s] and the latency of one
+        crossing [s].
     microbatches : int
         Micro-batches ping-ponging between the pools (>= 1). With 1 the pools take turns
         (step = attention + FFN + transfers); with :math:`m \\ge 2` they overlap and the step
@@ -634,84 +737,36 @@ def attention_ffn_split(attention: Deployment, ffn_hardware: Any, ffn_devices: i
     >>> import tokenomics as tk
     >>> gpu = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8",
     ...                     compute_dtype="fp8", kv_dtype="fp8")
-    >>> r = attention_ffn_split(gpu, "h100-sxm", 8, 64, 8192, link_bytes_per_s=400e9)
+    >>> r = attention_ffn_split(gpu, FFNPool("h100-sxm", 8), 64, 8192, Link(400e9))
     >>> bool(r.transfer_bytes < 1e9)    # activations only: ~0.17 GB against ~11 GB of KV
     True
     """
-    from tokenomics.core.dtypes import bytes_per_element
-    from tokenomics.core.errors import DoesNotFitError
-    from tokenomics.data.catalog import hardware as _hw
-    from tokenomics.physics.memory import kv_per_sequence_bytes, weight_bytes_per_device
-    from tokenomics.physics.params import param_breakdown
-
-    hf = _hw(ffn_hardware)
-    n_f = int(V.counts(ffn_devices, "ffn_devices"))
+    if not isinstance(link, Link):
+        raise TokenomicsError(f"link must be a tokenomics Link (bandwidth per direction [B/s], "
+                              f"latency [s]), got {type(link).__name__}")
     if microbatches < 1:
         raise TokenomicsError(f"microbatches must be >= 1, got {microbatches!r}")
     if attention.pp != 1:
         raise TokenomicsError("the attention pool is one stage: use pp=1")
-    link = float(V.positive(link_bytes_per_s, "link_bytes_per_s", "B/s"))
-    lat = float(V.non_negative(link_latency_s, "link_latency_s", "s"))
     B = V.counts(batch, "batch")
     C = V.counts(context_tokens, "context_tokens", unit="token")
     V.context_within(attention.model, C, attention.allow_beyond_max_context)
     m = attention.model
-    eff = attention.efficiency
-    f_dtype = ffn_compute_dtype or attention.compute_dtype
-    peak_a = attention.hardware.peak(attention.compute_dtype) * eff.mfu
-    bw_a = attention.hardware.mem_bw_bytes_per_s * eff.mbu
-    peak_f = hf.peak(f_dtype) * eff.mfu
-    bw_f = hf.mem_bw_bytes_per_s * eff.mbu
-    act = bytes_per_element(attention.act_dtype)
-    n_a = attention.tp
-
-    def busy(b: Any) -> tuple[Any, Any, Any]:
-        ops = {o.name: o for o in step_costs(attention, b, 1.0, C, 1.0)}
-        ta = sum(np.maximum(ops[k].flops / (n_a * peak_a), ops[k].bytes / (n_a * bw_a))
-                 for k in _ATTENTION_OPS)
-        tf = sum(np.maximum(ops[k].flops / (n_f * peak_f), ops[k].bytes / (n_f * bw_f))
-                 for k in _FFN_OPS)
-        per_layer = b * m.hidden_size * act
-        tx = 2 * m.num_layers * (lat + per_layer / link)
-        return ta, tf, tx
-
-    ta, tf, tx = busy(B)
     if microbatches == 1:
-        step = ta + tf + tx
-        busy_a, busy_f = ta, tf
+        busy_a, busy_f, tx = _split_busy(attention, ffn, link, B, C)
+        step = busy_a + busy_f + tx
     else:
-        ta_m, tf_m, tx_m = busy(B / microbatches)
-        busy_a, busy_f, busy_x = (microbatches * ta_m, microbatches * tf_m,
-                                  microbatches * tx_m)
-        step = np.maximum(np.maximum(busy_a, busy_f), busy_x)
-        tx = busy_x
-    # Memory: attention pool keeps attention weights + KV; FFN pool the FFN/expert weights.
-    b = param_breakdown(m)
-    w = bytes_per_element(attention.weight_dtype)
-    ffn_w = ((b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
-             + b["routed_experts"] * bytes_per_element(attention.expert_dtype)) / n_f
-    attn_w = weight_bytes_per_device(attention) - (
-        (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
-        + b["routed_experts"] * bytes_per_element(attention.expert_dtype)) / attention.n_devices
-    mem_a = attn_w + B * kv_per_sequence_bytes(attention, C)
-    if check_memory:
-        usable_a = attention.hardware.mem_capacity_bytes * attention.usable_memory_fraction
-        usable_f = hf.mem_capacity_bytes * attention.usable_memory_fraction
-        if np.any(mem_a > usable_a):
-            raise DoesNotFitError(
-                f"attention pool: {float(np.max(mem_a)) / 1e9:.4g} GB per device of attention "
-                f"weights and KV exceed {usable_a / 1e9:.4g} GB usable on "
-                f"{attention.hardware.id}; lower the batch or context or add devices")
-        if ffn_w > usable_f:
-            need = int(np.ceil(ffn_w * n_f / usable_f))
-            raise DoesNotFitError(
-                f"FFN pool: {ffn_w / 1e9:.4g} GB of FFN weights per {hf.id} exceed "
-                f"{usable_f / 1e9:.4g} GB usable; at least {need} devices are needed")
+        ta_m, tf_m, tx_m = _split_busy(attention, ffn, link, B / microbatches, C)
+        busy_a, busy_f, tx = (microbatches * ta_m, microbatches * tf_m, microbatches * tx_m)
+        step = np.maximum(np.maximum(busy_a, busy_f), tx)
+    mem_a, ffn_w = _split_memory(attention, ffn, B, C, check_memory)
+    act = bytes_per_element(attention.act_dtype)
     S = V.scalar_or_array
     return AttentionFFNSplit(
         step_time_s=S(step), attention_time_s=S(busy_a), ffn_time_s=S(busy_f),
         transfer_time_s=S(tx), attention_utilisation=S(busy_a / step),
         ffn_utilisation=S(busy_f / step),
         transfer_bytes=S(2 * m.num_layers * B * m.hidden_size * act),
-        tokens_per_s_per_user=S(1.0 / step), tokens_per_s_per_device=S(B / step / (n_a + n_f)),
+        tokens_per_s_per_user=S(1.0 / step),
+        tokens_per_s_per_device=S(B / step / (attention.tp + ffn.devices)),
         attention_memory_bytes=S(mem_a), ffn_memory_bytes=float(ffn_w))

@@ -54,6 +54,7 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -64,6 +65,7 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import to_array
 from tokenomics.data.deployment import Deployment
+from tokenomics.physics.formulas import span_sum
 from tokenomics.physics.memory import (
     activation_workspace_bytes_per_token,
     kv_per_sequence_bytes,
@@ -481,7 +483,8 @@ def kv_waste_fraction_over_decode(prompt_tokens: Any, output_tokens: Any, policy
     o = V.counts(output_tokens, "output_tokens", minimum=1, unit="token")
     b = _blocks(block_tokens)
     end = p + o
-    held = o * p + o * (o + 1) / 2
+    # Tokens held summed over the steps, p + 1 .. p + o: the full-attention span sum.
+    held = span_sum("full", math.inf, end) - span_sum("full", math.inf, p)
     if max_tokens is None:
         if pol == "contiguous":
             raise TokenomicsError(

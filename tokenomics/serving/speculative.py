@@ -66,7 +66,7 @@ from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.engine import OnOOM, check_on_oom
-from tokenomics.physics.memory import MemoryFit, ensure_fits, memory_fit
+from tokenomics.physics.memory import MemoryFit, accepts_legacy_forms, ensure_fits, memory_fit
 from tokenomics.physics.step import decode
 
 Objective = Literal["per_user", "per_device"]
@@ -335,17 +335,58 @@ class SpeculativeResult:
                              for f in fields(self)})
 
 
-def _drafter(draft: Deployment | None, draft_step_time_s: Any, draft_fraction: Any) -> str:
-    given = [name for name, v in (("draft", draft), ("draft_step_time_s", draft_step_time_s),
-                                  ("draft_fraction", draft_fraction)) if v is not None]
-    if len(given) != 1:
-        raise TokenomicsError(
-            "give exactly one drafter: draft (a Deployment of the draft model on the target's "
-            "devices), draft_step_time_s (the time of one draft step [s], e.g. an MTP or "
-            "EAGLE head) or draft_fraction (one draft step's cost as a fraction of a plain "
-            "target decode step); got "
-            + (", ".join(given) if given else "none"))
-    return given[0]
+@dataclass(frozen=True)
+class Drafter:
+    """Who proposes the drafts, and what a draft step costs: exactly one of three forms.
+
+    Attributes
+    ----------
+    draft : Deployment, optional
+        A draft model on the target's hardware (any catalog model); one draft step is
+        ``decode(draft, batch, context_tokens).step_time_s`` [s], and its weights and KV add
+        to the target's memory.
+    draft_step_time_s : float or array_like, optional
+        Time of one draft step for the whole batch [s], >= 0 (an MTP or EAGLE head given by
+        its cost).
+    draft_fraction : float or array_like, optional
+        One draft step's time as a fraction of one plain target decode step at the same
+        batch and context [dimensionless], >= 0 (0.01 for a draft ~1/100 the size).
+
+    Raises
+    ------
+    TokenomicsError
+        Unless exactly one is given.
+
+    Examples
+    --------
+    >>> Drafter(draft_fraction=0.01).kind
+    'draft_fraction'
+    """
+
+    draft: Deployment | None = None
+    draft_step_time_s: Any = None
+    draft_fraction: Any = None
+
+    def __post_init__(self) -> None:
+        given = [f.name for f in fields(self) if getattr(self, f.name) is not None]
+        if len(given) != 1:
+            raise TokenomicsError(
+                "give exactly one drafter: draft (a Deployment of the draft model on the "
+                "target's devices), draft_step_time_s (the time of one draft step [s], e.g. an "
+                "MTP or EAGLE head) or draft_fraction (one draft step's cost as a fraction of a "
+                "plain target decode step); got " + (", ".join(given) if given else "none"))
+
+    @property
+    def kind(self) -> str:
+        """The form given: ``"draft"``, ``"draft_step_time_s"`` or ``"draft_fraction"``."""
+        return next(f.name for f in fields(self) if getattr(self, f.name) is not None)
+
+    @classmethod
+    def of(cls, drafter: Drafter | Deployment | None) -> Drafter:
+        """A Drafter as given, a draft Deployment as ``Drafter(draft=...)``; None raises."""
+        if isinstance(drafter, Drafter):
+            return drafter
+        return cls(draft=drafter)
 
 
 def _check_draft(target: Deployment, draft: Any) -> None:
@@ -386,18 +427,17 @@ def _joint_fit(target: Deployment, draft: Deployment | None, B: Any, C: Any,
 
 
 def _cycle(target: Deployment, B: np.ndarray, C: np.ndarray, k: np.ndarray, E: np.ndarray,
-           kind: str, draft: Any, draft_step_time_s: Any,
-           draft_fraction: Any) -> dict[str, Any]:
+           drafter: Drafter) -> dict[str, Any]:
     """Arrays of one speculation cycle (no memory check, no scalar conversion)."""
     verify = decode(target, B, C, on_oom="mark", new_tokens=k + 1)
     plain = decode(target, B, C, on_oom="mark")
     t1 = np.asarray(plain.step_time_s, float)
-    if kind == "draft":
-        td = np.asarray(decode(draft, B, C, on_oom="mark").step_time_s, float)
-    elif kind == "draft_step_time_s":
-        td = V.non_negative(draft_step_time_s, "draft_step_time_s", "s")
+    if drafter.draft is not None:
+        td = np.asarray(decode(drafter.draft, B, C, on_oom="mark").step_time_s, float)
+    elif drafter.kind == "draft_step_time_s":
+        td = V.non_negative(drafter.draft_step_time_s, "draft_step_time_s", "s")
     else:
-        td = V.non_negative(draft_fraction, "draft_fraction", "dimensionless") * t1
+        td = V.non_negative(drafter.draft_fraction, "draft_fraction", "dimensionless") * t1
     tv = np.asarray(verify.step_time_s, float)
     shape = np.broadcast_shapes(np.shape(tv), np.shape(td), np.shape(E))
     tv, td, E, t1 = (np.broadcast_to(x, shape) for x in (tv, td, E, t1))
@@ -420,12 +460,58 @@ def _cycle(target: Deployment, B: np.ndarray, C: np.ndarray, k: np.ndarray, E: n
                 batch=np.broadcast_to(B, shape), context_tokens=np.broadcast_to(C, shape))
 
 
+def _one_acceptance(alpha: Any, accepted_tokens: Any) -> None:
+    """Raise unless exactly one of ``alpha`` and ``accepted_tokens`` is given."""
+    if (alpha is None) == (accepted_tokens is None):
+        raise TokenomicsError(
+            "give exactly one of alpha (per-token acceptance rate in [0, 1]) or "
+            "accepted_tokens (expected tokens per verification pass, in [1, k + 1]), got "
+            + ("both" if alpha is not None else "neither"))
+
+
+def _tokens_per_pass(alpha: Any, accepted_tokens: Any, k: np.ndarray) -> np.ndarray:
+    """Expected tokens per pass from ``alpha`` or, failing that, ``accepted_tokens``."""
+    if alpha is not None:
+        return _geometric_sum(_probability(alpha, "alpha", "a per-token acceptance probability"),
+                              k)
+    E = to_array(as_magnitude(accepted_tokens, "token", "accepted_tokens"), "accepted_tokens")
+    bad = ~np.isfinite(E) | (E < 1) | (E > k + 1)
+    if np.any(bad):
+        Eb, kb = np.broadcast_arrays(E, k)
+        i = np.flatnonzero(np.broadcast_to(bad, Eb.shape))[0]
+        raise TokenomicsError(
+            f"accepted_tokens must be in [1, k + 1] (a pass emits the target's own token "
+            f"plus up to k accepted drafts), got {V.fmt(Eb.flat[i])} with "
+            f"k={V.fmt(kb.flat[i])}")
+    return E
+
+
+def _drafter_01(a: dict[str, Any]) -> dict[str, Any]:
+    """The new arguments of a 0.1 call: ``draft``, ``draft_step_time_s`` and
+    ``draft_fraction`` as one :class:`Drafter` (None when none is given: the call raises)."""
+    loose = {n: a.pop(n) for n in _DRAFTER_01}
+    given = {n: v for n, v in loose.items() if v is not None}
+    return dict(a, drafter=Drafter(**given) if given else None)
+
+
+_DRAFTER_01 = ("draft", "draft_step_time_s", "draft_fraction")
+_SPECULATIVE_DECODE_01 = ("target", "batch", "context_tokens", "k", "alpha", "accepted_tokens",
+                          *_DRAFTER_01, "on_oom")
+
+
+@accepts_legacy_forms(_SPECULATIVE_DECODE_01,
+                      dict(alpha=None, accepted_tokens=None, draft=None,
+                           draft_step_time_s=None, draft_fraction=None, on_oom="raise"),
+                      _drafter_01, "drafter")
 def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: Any,
                        alpha: Any = None, accepted_tokens: Any = None,
-                       draft: Deployment | None = None, draft_step_time_s: Any = None,
-                       draft_fraction: Any = None, on_oom: OnOOM = "raise",
-                       ) -> SpeculativeResult:
+                       drafter: Drafter | Deployment | None = None, *,
+                       on_oom: OnOOM = "raise") -> SpeculativeResult:
     """Decode with speculation: draft ``k`` tokens, verify them in one target pass.
+
+    The drafter is a :class:`Drafter`; release 0.1's ``draft=``, ``draft_step_time_s=`` and
+    ``draft_fraction=`` arguments (by name or in their 0.1 positions, ``on_oom`` after them)
+    still work and mean the same.
 
     Parameters
     ----------
@@ -443,16 +529,10 @@ def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: A
     accepted_tokens : float or array_like, optional
         Expected tokens emitted per pass [token], in [1, k + 1] (e.g. from
         :func:`expected_accepted_from_table` or a measurement).
-    draft : Deployment, optional
-        A draft model on the target's hardware (any catalog model); one draft step is
-        ``decode(draft, batch, context_tokens).step_time_s`` [s].
-    draft_step_time_s : float or array_like, optional
-        Time of one draft step for the whole batch [s], >= 0 (an MTP or EAGLE head given by
-        its cost).
-    draft_fraction : float or array_like, optional
-        One draft step's time as a fraction of one plain target decode step at the same
-        batch and context [dimensionless], >= 0 (0.01 for a draft ~1/100 the size).
-        Give exactly one of ``draft``, ``draft_step_time_s`` and ``draft_fraction``.
+    drafter : Drafter or Deployment
+        Who drafts and at what cost (:class:`Drafter`: a draft model's Deployment on the
+        target's hardware, a draft step's time [s], or its fraction of a plain target step);
+        a Deployment is ``Drafter(draft=...)``.
     on_oom : {"raise", "mark"}
         A verification pass (with a draft model's weights and cache) that does not fit raises
         :class:`~tokenomics.core.errors.DoesNotFitError` (default) or is flagged ``fits == False``.
@@ -499,38 +579,21 @@ def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: A
     (4.33, 3.95)
     """
     check_on_oom(on_oom)
-    kind = _drafter(draft, draft_step_time_s, draft_fraction)
-    if kind == "draft":
-        _check_draft(target, draft)
-    if (alpha is None) == (accepted_tokens is None):
-        raise TokenomicsError(
-            "give exactly one of alpha (per-token acceptance rate in [0, 1]) or "
-            "accepted_tokens (expected tokens per verification pass, in [1, k + 1]), got "
-            + ("both" if alpha is not None else "neither"))
+    drafter = Drafter.of(drafter)
+    if drafter.kind == "draft":
+        _check_draft(target, drafter.draft)
+    _one_acceptance(alpha, accepted_tokens)
     B = V.counts(batch, "batch")
     C = V.counts(context_tokens, "context_tokens", unit="token")
     kk = _draft_length(k)
-    if alpha is not None:
-        E = _geometric_sum(_probability(alpha, "alpha", "a per-token acceptance probability"),
-                           kk)
-    else:
-        E = to_array(as_magnitude(accepted_tokens, "token", "accepted_tokens"),
-                     "accepted_tokens")
-        bad = ~np.isfinite(E) | (E < 1) | (E > kk + 1)
-        if np.any(bad):
-            Eb, kb = np.broadcast_arrays(E, kk)
-            i = np.flatnonzero(np.broadcast_to(bad, Eb.shape))[0]
-            raise TokenomicsError(
-                f"accepted_tokens must be in [1, k + 1] (a pass emits the target's own token "
-                f"plus up to k accepted drafts), got {V.fmt(Eb.flat[i])} with "
-                f"k={V.fmt(kb.flat[i])}")
-    dm = draft if kind == "draft" else None
+    E = _tokens_per_pass(alpha, accepted_tokens, kk)
+    dm = drafter.draft
     fit = _joint_fit(target, dm, B, C, kk)
     if on_oom == "raise":
         ensure_fits(target, fit, "speculative verification pass (k + 1 tokens per sequence"
                     + (f", draft {dm.model.id} on the same devices)" if dm is not None
                        else ")"), batch=B, context_tokens=C, k=kk)
-    a = _cycle(target, B, C, kk, E, kind, draft, draft_step_time_s, draft_fraction)
+    a = _cycle(target, B, C, kk, E, drafter)
     shape = np.shape(a["cycle_time_s"])
     S = V.scalar_or_array
     out = {name: S(np.asarray(v, float)) for name, v in a.items() if name != "verify_bound"}
@@ -541,11 +604,18 @@ def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: A
         fits=bool(fits) if np.ndim(fits) == 0 else fits)
 
 
+@accepts_legacy_forms(("target", "batch", "context_tokens", "alpha", "k_max", "objective",
+                       *_DRAFTER_01),
+                      dict(k_max=16, objective="per_user", draft=None, draft_step_time_s=None,
+                           draft_fraction=None),
+                      _drafter_01, "drafter")
 def best_speculation_k(target: Deployment, batch: Any, context_tokens: Any, alpha: Any,
                        k_max: int = 16, objective: Objective = "per_user",
-                       draft: Deployment | None = None, draft_step_time_s: Any = None,
-                       draft_fraction: Any = None) -> Any:
+                       drafter: Drafter | Deployment | None = None) -> Any:
     """The draft length in ``0..k_max`` that maximizes tokens per second.
+
+    The drafter is a :class:`Drafter`; release 0.1's ``draft=``, ``draft_step_time_s=`` and
+    ``draft_fraction=`` arguments (by name or in their 0.1 positions) still work.
 
     Parameters
     ----------
@@ -563,8 +633,8 @@ def best_speculation_k(target: Deployment, batch: Any, context_tokens: Any, alph
         Maximize tokens per second per user or per device. At a fixed batch and context the
         two are proportional (per device = batch / n_devices x per user), so they pick the
         same ``k``; the name says which figure the choice is read against.
-    draft, draft_step_time_s, draft_fraction
-        The drafter, exactly one, as in :func:`speculative_decode`.
+    drafter : Drafter or Deployment
+        The drafter, as in :func:`speculative_decode`.
 
     Returns
     -------
@@ -595,9 +665,10 @@ def best_speculation_k(target: Deployment, batch: Any, context_tokens: Any, alph
     if objective not in ("per_user", "per_device"):
         raise TokenomicsError(
             f"objective must be 'per_user' or 'per_device', got {objective!r}")
-    kind = _drafter(draft, draft_step_time_s, draft_fraction)
+    drafter = Drafter.of(drafter)
+    kind = drafter.kind
     if kind == "draft":
-        _check_draft(target, draft)
+        _check_draft(target, drafter.draft)
     km = V.counts(k_max, "k_max", minimum=0, unit="token")
     if km.ndim or km > K_MAX_LIMIT:
         raise TokenomicsError(
@@ -608,17 +679,20 @@ def best_speculation_k(target: Deployment, batch: Any, context_tokens: Any, alph
     a = _probability(alpha, "alpha", "a per-token acceptance probability")
     # Plain decode must fit (raises the usual DoesNotFitError otherwise).
     decode(target, B, C, on_oom="raise")
-    dft = (V.non_negative(draft_fraction, "draft_fraction", "dimensionless")
+    dft = (V.non_negative(drafter.draft_fraction, "draft_fraction", "dimensionless")
            if kind == "draft_fraction" else np.zeros(()))
-    dst = (V.non_negative(draft_step_time_s, "draft_step_time_s", "s")
+    dst = (V.non_negative(drafter.draft_step_time_s, "draft_step_time_s", "s")
            if kind == "draft_step_time_s" else np.zeros(()))
     # Every point on the leading axes, every k on a trailing one.
     shape = np.broadcast_shapes(B.shape, C.shape, a.shape, dft.shape, dst.shape)
     Bk, Ck, ak, fk, sk = (np.broadcast_to(x, shape)[..., None] for x in (B, C, a, dft, dst))
     ks = np.arange(int(km) + 1, dtype=float)
     E = _geometric_sum(ak, ks)
-    cyc = _cycle(target, Bk, Ck, ks, E, kind, draft, sk, fk)
-    fit = _joint_fit(target, draft if kind == "draft" else None, Bk, Ck, ks)
+    # The drafter's cost broadcast over the points (a draft model needs no broadcasting).
+    cost = {"draft": drafter, "draft_step_time_s": Drafter(draft_step_time_s=sk),
+            "draft_fraction": Drafter(draft_fraction=fk)}[kind]
+    cyc = _cycle(target, Bk, Ck, ks, E, cost)
+    fit = _joint_fit(target, drafter.draft, Bk, Ck, ks)
     value = cyc["tokens_per_s_per_user" if objective == "per_user"
                 else "tokens_per_s_per_device"]
     value = np.where(np.broadcast_to(fit.fits, np.shape(value)), value, -np.inf)
@@ -626,5 +700,5 @@ def best_speculation_k(target: Deployment, batch: Any, context_tokens: Any, alph
     return int(best) if np.ndim(best) == 0 else best.astype(int)
 
 
-__all__ = ["SpeculativeResult", "expected_accepted_tokens", "expected_accepted_from_table",
+__all__ = ["Drafter", "SpeculativeResult", "expected_accepted_tokens", "expected_accepted_from_table",
            "speculative_decode", "best_speculation_k", "K_MAX_LIMIT"]

@@ -5,6 +5,10 @@ below this stage imports it.
 
 Modules
 -------
+``arguments``
+    The command line's grammar: each subcommand's arguments, defaults and help text.
+``canvas``
+    Figure plumbing the plots share: a pyplot-free Axes, series colours, labels, argument checks.
 ``cli``
     The ``tokenomics`` command line.
 ``docgen``
@@ -13,6 +17,8 @@ Modules
     Spreadsheet export: a decode sizing sheet whose outputs are live formulas, and plain tables.
 ``plots``
     Matplotlib figures: roofline with operators, throughput frontier, memory budget, cost split.
+``spreadsheet``
+    Spreadsheet building blocks: SymPy expressions as formulas, and a four-column worksheet.
 ``tables``
     Catalog tables: one row per entry, unit-suffixed numeric columns, sources beside values.
 """
@@ -22,6 +28,15 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "SUBCOMMANDS": ".arguments",
+    "add_subcommands": ".arguments",
+    "axes_or_new": ".canvas",
+    "single_count": ".canvas",
+    "labelled_items": ".canvas",
+    "si_prefixed": ".canvas",
+    "usd_text": ".canvas",
+    "series_colours": ".canvas",
+    "true_runs": ".canvas",
     "cmd_hardware": ".cli",
     "cmd_models": ".cli",
     "cmd_fit": ".cli",
@@ -32,8 +47,8 @@ _EXPORTS = {
     "cmd_cost": ".cli",
     "cmd_disagg": ".cli",
     "cmd_retention": ".cli",
-    "cmd_report": ".cli",
     "cmd_calibrate": ".cli",
+    "cmd_report": ".cli",
     "build_parser": ".cli",
     "main": ".cli",
     "catalog_pages": ".docgen",
@@ -41,8 +56,6 @@ _EXPORTS = {
     "calibration_page": ".docgen",
     "api_pages": ".docgen",
     "gallery": ".docgen",
-    "HEADER": ".export",
-    "spreadsheet_formula": ".export",
     "export_sizing_sheet": ".export",
     "export_table_csv": ".export",
     "GB": ".plots",
@@ -52,9 +65,12 @@ _EXPORTS = {
     "plot_cost": ".plots",
     "GOLDEN_TIME_MIN": ".plots",
     "plot_retention": ".plots",
+    "HEADER": ".spreadsheet",
+    "spreadsheet_formula": ".spreadsheet",
+    "Worksheet": ".spreadsheet",
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('cli', 'docgen', 'export', 'plots', 'tables',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spreadsheet', 'tables',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

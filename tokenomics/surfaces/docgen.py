@@ -21,6 +21,8 @@ from types import ModuleType
 
 import pandas as pd
 
+from tokenomics.core.errors import TokenomicsError
+
 
 def _md_table(df: pd.DataFrame, floatfmt: str = "{:.4g}") -> str:
     def cell(v: object) -> str:
@@ -35,7 +37,7 @@ def _md_table(df: pd.DataFrame, floatfmt: str = "{:.4g}") -> str:
 
 
 def _sources_table(keys: set[str]) -> str:
-    from tokenomics.data.catalog import sources
+    from tokenomics.data import sources
 
     src = sources()
     rows = [dict(key=k, title=src[k].title, publisher=src[k].publisher, url=src[k].url,
@@ -60,7 +62,7 @@ def catalog_pages(out: Path) -> None:
         "architecture beside the vendors' counts, KV bytes per token at BF16 with every "
         "layer at full attention.\n\n" + _md_table(md.drop(columns=["sources"]))
         + "\n## Sources\n\n" + _sources_table(mkeys))
-    from tokenomics.economics.cost import price_table
+    from tokenomics.economics import price_table
 
     pt = price_table()
     (out / "prices.md").write_text(
@@ -70,7 +72,7 @@ def catalog_pages(out: Path) -> None:
 
 def validation_page(out: Path) -> None:
     """Measured rows against the roofline bound."""
-    from tokenomics.calibration.measurements import measured_vs_bound
+    from tokenomics.calibration import measured_vs_bound
 
     t = measured_vs_bound()
     (out / "validation-measured.md").write_text(
@@ -84,7 +86,7 @@ def calibration_page(out: Path) -> None:
     """Predicted vs measured: bound, calibrated forecast with interval, measurement."""
     from matplotlib.figure import Figure
 
-    from tokenomics.calibration.fitting import calibration_report, committed, excluded_rows
+    from tokenomics.calibration import calibration_report, committed, excluded_rows
 
     t = calibration_report()
     cal = committed()
@@ -160,9 +162,12 @@ def _module_page(mod: ModuleType) -> str:
         n for n, o in vars(mod).items() if not n.startswith("_")
         and (inspect.isfunction(o) or inspect.isclass(o)) and o.__module__ == mod.__name__]
     for n in public:
-        obj = getattr(mod, n, None)
-        if obj is None or not (inspect.isfunction(obj) or inspect.isclass(obj)):
-            continue
+        if not hasattr(mod, n):
+            raise TokenomicsError(f"{mod.__name__}.__all__ lists {n!r}, which the module does "
+                                  "not define; define it or remove it from __all__")
+        obj = getattr(mod, n)
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            continue   # constants are documented in the module's docstring
         try:
             sig = str(inspect.signature(obj))
         except (TypeError, ValueError):

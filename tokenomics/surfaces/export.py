@@ -8,8 +8,8 @@ header; every value cell is ``B<row>``. Input cells hold plain numbers; output c
 spreadsheet formulas (``=MAX(B40*B31/B25,(B41+B42*B31)/B26)``) referencing the inputs by A1
 address, so changing the batch, the bandwidth or the context recomputes the sheet.
 
-The formulas are printed from SymPy expressions over symbols named after cells (a small
-printer, :func:`spreadsheet_formula`): each operator's time is
+The formulas are printed from SymPy expressions over symbols named after cells (the rows
+and the printer are :mod:`tokenomics.surfaces.spreadsheet`'s): each operator's time is
 :func:`tokenomics.pareto.symbolic.roofline_step_time` with the operator's coefficients substituted.
 The sheet models one decode step (one new token per sequence) per device, as
 :func:`tokenomics.decode` does:
@@ -47,10 +47,7 @@ References
 
 from __future__ import annotations
 
-import csv
-import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +60,7 @@ from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics import formulas as F
 from tokenomics.physics.collectives import step_comm
+from tokenomics.physics.engine import overhead_s
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer
 from tokenomics.physics.memory import (
     activation_workspace_bytes_per_token,
@@ -70,160 +68,22 @@ from tokenomics.physics.memory import (
     weight_bytes_per_device,
 )
 from tokenomics.physics.operators import step_costs
+from tokenomics.surfaces.spreadsheet import HEADER, Worksheet, spreadsheet_formula
 
-__all__ = ["export_sizing_sheet", "export_table_csv", "spreadsheet_formula"]
-
-HEADER = ("label", "value", "unit", "note")
-
-
-# --------------------------------------------------------------------------------------------
-# SymPy -> spreadsheet syntax
-# --------------------------------------------------------------------------------------------
-def _printer() -> Any:
-    from sympy.printing.str import StrPrinter
-
-    class SheetPrinter(StrPrinter):  # type: ignore[misc]
-        """SymPy expressions in spreadsheet syntax; symbols print as their names (cells)."""
-
-        def _print_Symbol(self, e: Any) -> str:
-            return str(e.name)
-
-        def _call(self, name: str, args: Any) -> str:
-            return f"{name}(" + ",".join(self._print(a) for a in args) + ")"
-
-        def _print_Max(self, e: Any) -> str:
-            return self._call("MAX", e.args)
-
-        def _print_Min(self, e: Any) -> str:
-            return self._call("MIN", e.args)
-
-        def _print_Mod(self, e: Any) -> str:
-            return self._call("MOD", e.args)
-
-        def _print_floor(self, e: Any) -> str:
-            return self._call("INT", e.args)
-
-        def _print_Pow(self, e: Any, rational: bool = False) -> str:
-            base, exp = e.as_base_exp()
-            if exp == -1:
-                return f"(1/({self._print(base)}))"
-            # Fully parenthesised: spreadsheets bind unary minus tighter than ^ (-2^2 = 4).
-            return f"(({self._print(base)})^({self._print(exp)}))"
-
-        def _print_Rational(self, e: Any) -> str:
-            return f"({e.p}/{e.q})"
-
-        def _print_Integer(self, e: Any) -> str:
-            return str(e.p)
-
-        def _print_Float(self, e: Any) -> str:
-            return repr(float(e))
-
-    return SheetPrinter()
-
-
-def spreadsheet_formula(expr: Any, cells: dict[Any, str] | None = None) -> str:
-    """A SymPy expression as a spreadsheet formula (``"=..."``).
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        Built from ``+ - * /``, powers, ``Max``, ``Min``, ``Mod`` and ``floor``.
-    cells : dict, optional
-        Symbol -> A1 address; symbols not in it print as their names (name them ``"B12"``
-        to make them cells directly).
-
-    Returns
-    -------
-    str
-        ``Max`` -> ``MAX(a,b)``, ``Min`` -> ``MIN``, ``Mod`` -> ``MOD``, ``floor`` ->
-        ``INT``, powers as ``((a)^(b))``.
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> from tokenomics.pareto.symbolic import roofline_step_time
-    >>> e = roofline_step_time()
-    >>> B, F1, P, Q0, Q1, bm = sorted(e.free_symbols, key=lambda s: "B F1 P Q0 Q1 beta_m"
-    ...                                .split().index(s.name))
-    >>> spreadsheet_formula(e, {B: "B9", F1: "B5", P: "B2", Q0: "B6", Q1: "B7", bm: "B3"})
-    '=MAX(B5*B9/B2,(B6+B7*B9)/B3)'
-    """
-    import sympy as sp
-
-    if cells:
-        expr = expr.xreplace({s: sp.Symbol(a, nonnegative=True) for s, a in cells.items()})
-    # No strings or ranges in these formulas, so spaces can go (a space between two
-    # references is Excel's intersection operator).
-    return "=" + _printer().doprint(expr).replace(" ", "")
-
+# HEADER and spreadsheet_formula live in tokenomics.surfaces.spreadsheet; kept here too, as in
+# release 0.1 (``from tokenomics.surfaces.export import spreadsheet_formula``).
+__all__ = ["HEADER", "export_sizing_sheet", "export_table_csv", "spreadsheet_formula"]
 
 # --------------------------------------------------------------------------------------------
-# The sheet builder
+# Coefficients read off step_costs
 # --------------------------------------------------------------------------------------------
-@dataclass
-class _Row:
-    label: str
-    value: Any
-    unit: str = ""
-    note: str = ""
-
-
-class _Sheet:
-    """Rows of (label, value, unit, note); the value of row i (0-based) is cell B{i + 2}."""
-
-    def __init__(self) -> None:
-        self.rows: list[_Row] = []
-
-    def _add(self, row: _Row) -> str:
-        if row.value is not None and any(r.label == row.label for r in self.rows
-                                         if r.value is not None):
-            raise TokenomicsError(f"internal: duplicate sheet label {row.label!r}")
-        self.rows.append(row)
-        return f"B{len(self.rows) + 1}"
-
-    def section(self, title: str, note: str = "") -> None:
-        self._add(_Row(title, None, "", note))
-
-    def text(self, label: str, value: str, note: str = "") -> None:
-        self._add(_Row(label, value, "", note))
-
-    def value(self, label: str, v: float, unit: str, note: str = "") -> Any:
-        import sympy as sp
-
-        v = float(v)
-        if not math.isfinite(v):
-            raise TokenomicsError(f"internal: {label} is {v!r}")
-        return sp.Symbol(self._add(_Row(label, v, unit, note)), nonnegative=True)
-
-    def formula(self, label: str, expr: Any, unit: str, note: str = "") -> Any:
-        import sympy as sp
-
-        f = expr if isinstance(expr, str) else spreadsheet_formula(expr)
-        return sp.Symbol(self._add(_Row(label, f, unit, note)), nonnegative=True)
-
-    def write(self, path: Path) -> None:
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(HEADER)
-            for r in self.rows:
-                w.writerow([r.label, _cell(r.value), r.unit, r.note])
-
-
-def _cell(v: Any) -> str:
-    """A value cell: whole numbers without a decimal point, other floats as ``repr``."""
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return str(int(v)) if v.is_integer() and abs(v) < 2.0**53 else repr(v)
-    return str(v)
-
-
 def _num(x: Any) -> float:
+    """A one-element array or number as a float."""
     return float(np.asarray(x, float))
 
 
 def _close(a: float, b: float, rel: float = 1e-9) -> bool:
+    """Whether ``a`` and ``b`` agree to ``rel`` of the larger magnitude."""
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
 
 
@@ -240,6 +100,10 @@ def _linear(name: str, at: dict[float, float]) -> tuple[float, float]:
 # --------------------------------------------------------------------------------------------
 # Sizing sheet
 # --------------------------------------------------------------------------------------------
+#: Micro-batches at which step_costs is evaluated to read off each operator's coefficients.
+_PROBE = (1.0, 2.0, 4.0)
+
+
 def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: int,
                         context_tokens: int, usd_per_device_hour: float | None = None) -> Path:
     """Write a decode sizing sheet (CSV) whose outputs are spreadsheet formulas of its inputs.
@@ -298,10 +162,55 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     >>> rows["batch"], rows["step time"].startswith("=")
     ('16', True)
     """
-    import sympy as sp
+    B, C = _sheet_point(dep, batch, context_tokens)
+    price, price_note = _sheet_price(dep, usd_per_device_hour)
+    s = _SizingSheet(dep, B, C)
+    _deployment_rows(s)
+    _device_inputs(s)
+    _memory_inputs(s)
+    _window_inputs(s)
+    _attention_inputs(s)
+    _operator_inputs(s)
+    _step_inputs(s, price, price_note)
+    _rate_outputs(s)
+    _attention_outputs(s)
+    _time_outputs(s)
+    _memory_outputs(s)
+    _cost_outputs(s)
+    _check_attention(s)
+    out = Path(path)
+    s.write(out)
+    return out
 
-    from tokenomics.pareto.symbolic import roofline_step_time
 
+class _SizingSheet(Worksheet):
+    """The sizing sheet being built for one deployment at one (batch, context) point.
+
+    ``c`` holds the cells later sections refer to, by a short name (``"P"`` the peak, ``"B"``
+    the batch...); ``groups`` the layer groups ``(kind, layers cell, window cell or None)``;
+    ``ops`` the operators ``(name, F1, Q0, Q1)`` in :func:`step_costs` order; ``costs`` the
+    step costs at each micro-batch of :data:`_PROBE`, by batch, then operator name; ``core``
+    the attention core's (FLOPs, bytes) expressions.
+    """
+
+    def __init__(self, dep: Deployment, batch: float, context: float) -> None:
+        super().__init__()
+        self.dep, self.B, self.C = dep, batch, context
+        self.c: dict[str, Any] = {}
+        self.groups: list[tuple[str, Any, Any]] = []
+        self.ops: list[tuple[str, Any, Any, Any]] = []
+        self.costs = {b: {o.name: o for o in step_costs(dep, b, 1.0, context, 1.0)}
+                      for b in _PROBE}
+        self.core: tuple[Any, Any] = (None, None)
+
+    @property
+    def mla(self) -> bool:
+        """Whether the model's attention is MLA (two costed forms, the cheaper taken)."""
+        return bool(self.dep.model.attention.kind == "MLA")
+
+
+def _sheet_point(dep: Deployment, batch: Any, context_tokens: Any) -> tuple[float, float]:
+    """The exported (batch, context) as floats, after the library's checks on both."""
     if not isinstance(dep, Deployment):
         raise TokenomicsError(f"dep must be a Deployment, got {type(dep).__name__}")
     Barr = V.counts(batch, "batch")
@@ -310,244 +219,319 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
         raise TokenomicsError("batch and context_tokens must be single numbers for a sheet "
                               "(export one sheet per point)")
     V.context_within(dep.model, Carr, dep.allow_beyond_max_context)
-    B, C = float(Barr), float(Carr)
-    price_note = ""
-    if usd_per_device_hour is None:
-        from tokenomics.data.specs import rental_price
+    return float(Barr), float(Carr)
 
-        try:
-            pr = rental_price(dep.hardware)
-            price: float | None = pr.usd
-            price_note = f"catalog rental price, {pr.tier} {pr.date}"
-        except NotPublishedError:
-            price = None
-    else:
-        price = float(V.non_negative(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
-        price_note = "given"
 
-    m, hw, eff = dep.model, dep.hardware, dep.efficiency
-    a = m.attention
-    tp, pp = dep.tp, dep.pp
-    act = bytes_per_element(dep.act_dtype)
-    s = _Sheet()
+def _sheet_price(dep: Deployment, usd_per_device_hour: Any) -> tuple[float | None, str]:
+    """The device-hour price [USD/hour] and its note: given, the catalog's, or none."""
+    if usd_per_device_hour is not None:
+        return float(V.non_negative(usd_per_device_hour, "usd_per_device_hour",
+                                    "USD/hour")), "given"
+    from tokenomics.data.specs import rental_price
 
-    # ---------------------------------------------------------------- deployment (text)
+    try:
+        pr = rental_price(dep.hardware)
+    except NotPublishedError:
+        return None, ""
+    return pr.usd, f"catalog rental price, {pr.tier} {pr.date}"
+
+
+# ---------------------------------------------------------------- deployment and inputs
+def _deployment_rows(s: _SizingSheet) -> None:
+    """The *Deployment* section: model, hardware, formats and layout, as text."""
+    dep = s.dep
     s.section("Deployment", "text; changing these does not recompute: re-export")
-    s.text("model", m.id)
-    s.text("hardware", hw.id)
+    s.text("model", dep.model.id)
+    s.text("hardware", dep.hardware.id)
     s.text("formats (weights / experts / KV / activations / compute)",
            f"{dep.weight_dtype} / {dep.expert_dtype} / {dep.kv_dtype} / {dep.act_dtype} / "
            f"{dep.compute_dtype}")
-    s.text("layout", f"tp={tp} pp={pp} ep={dep.ep} dp_attention={dep.dp_attention}",
+    s.text("layout", f"tp={dep.tp} pp={dep.pp} ep={dep.ep} dp_attention={dep.dp_attention}",
            "per-device coefficients below already include the tp split")
 
-    # ---------------------------------------------------------------- inputs
+
+def _device_inputs(s: _SizingSheet) -> None:
+    """The device and the point: peak, MFU, bandwidth, MBU, capacity, layout, batch, context."""
+    dep, c = s.dep, s.c
+    hw, eff = dep.hardware, dep.efficiency
     s.section("Inputs", "plain values: edit them and the outputs recompute")
-    P = s.value("peak FLOP/s", hw.peak(dep.compute_dtype), "FLOP/s",
-                f"dense peak of one device at {dep.compute_dtype}")
-    mfu = s.value("MFU", eff.mfu, "1", "achieved fraction of peak FLOP/s")
-    bw = s.value("memory bandwidth", hw.mem_bw_bytes_per_s, "B/s", "peak, one device")
-    mbu = s.value("MBU", eff.mbu, "1", "achieved fraction of peak bandwidth")
-    cap = s.value("memory capacity", hw.mem_capacity_bytes, "B", "one device")
-    frac = s.value("usable memory fraction", dep.usable_memory_fraction, "1",
-                   "vLLM gpu_memory_utilization")
-    tp_s = s.value("tp", tp, "devices", "tensor parallel (structural: re-export to change)")
-    pp_s = s.value("pp", pp, "stages", "pipeline stages (structural: re-export to change)")
-    Bs = s.value("batch", B, "sequences", "concurrent sequences on the replica")
-    Cs = s.value("context tokens", C, "token", "tokens in each sequence's KV cache")
-    W = s.value("weight bytes per device", weight_bytes_per_device(dep), "B")
-    R = s.value("runtime reserve per device", dep.runtime_reserve_bytes, "B")
+    c["P"] = s.value("peak FLOP/s", hw.peak(dep.compute_dtype), "FLOP/s",
+                     f"dense peak of one device at {dep.compute_dtype}")
+    c["mfu"] = s.value("MFU", eff.mfu, "1", "achieved fraction of peak FLOP/s")
+    c["bw"] = s.value("memory bandwidth", hw.mem_bw_bytes_per_s, "B/s", "peak, one device")
+    c["mbu"] = s.value("MBU", eff.mbu, "1", "achieved fraction of peak bandwidth")
+    c["cap"] = s.value("memory capacity", hw.mem_capacity_bytes, "B", "one device")
+    c["frac"] = s.value("usable memory fraction", dep.usable_memory_fraction, "1",
+                        "vLLM gpu_memory_utilization")
+    c["tp"] = s.value("tp", dep.tp, "devices",
+                      "tensor parallel (structural: re-export to change)")
+    c["pp"] = s.value("pp", dep.pp, "stages", "pipeline stages (structural: re-export to change)")
+    c["B"] = s.value("batch", s.B, "sequences", "concurrent sequences on the replica")
+    c["C"] = s.value("context tokens", s.C, "token", "tokens in each sequence's KV cache")
+
+
+def _memory_inputs(s: _SizingSheet) -> None:
+    """Memory terms per device: weights, reserve, workspace, KV bytes per token per layer."""
+    dep, c = s.dep, s.c
+    c["W"] = s.value("weight bytes per device", weight_bytes_per_device(dep), "B")
+    c["R"] = s.value("runtime reserve per device", dep.runtime_reserve_bytes, "B")
     if dep.workspace_bytes is None:
-        ws_seq_v = (activation_workspace_bytes_per_token(dep)
-                    + logits_workspace_bytes_per_sequence(dep)) / pp
-        ws_fix_v = 0.0
+        ws_seq = (activation_workspace_bytes_per_token(dep)
+                  + logits_workspace_bytes_per_sequence(dep)) / dep.pp
+        ws_fix = 0.0
         notes = ("estimate: activations of the decode token plus FP32 logits, over pp",
                  "0: the estimate scales with the batch")
     else:
-        ws_seq_v, ws_fix_v = 0.0, float(dep.workspace_bytes)
+        ws_seq, ws_fix = 0.0, float(dep.workspace_bytes)
         notes = ("0: the deployment gives a fixed workspace", "given by the deployment")
-    ws_seq = s.value("workspace bytes per sequence per device", ws_seq_v, "B", notes[0])
-    ws_fix = s.value("workspace bytes fixed per device", ws_fix_v, "B", notes[1])
-    kvs = s.value("KV bytes per token per layer on a tp shard",
-                  kv_bytes_per_token_per_layer(m, dep.kv_dtype) * dep.kv_replication / tp,
-                  "B/token", f"{dep.kv_dtype}, KV replication {dep.kv_replication:g} "
-                  "over tp included")
-    L = s.value("layers", m.num_layers, "layers", "KV written in every layer")
+    c["ws_seq"] = s.value("workspace bytes per sequence per device", ws_seq, "B", notes[0])
+    c["ws_fix"] = s.value("workspace bytes fixed per device", ws_fix, "B", notes[1])
+    c["kvs"] = s.value("KV bytes per token per layer on a tp shard",
+                       kv_bytes_per_token_per_layer(dep.model, dep.kv_dtype)
+                       * dep.kv_replication / dep.tp,
+                       "B/token", f"{dep.kv_dtype}, KV replication {dep.kv_replication:g} "
+                       "over tp included")
+    c["L"] = s.value("layers", dep.model.num_layers, "layers", "KV written in every layer")
 
-    groups = []
-    for kind, win, count in m.window_groups():
+
+def _window_inputs(s: _SizingSheet) -> None:
+    """One layer count per attention window group, and the window of each windowed group."""
+    for kind, win, count in s.dep.model.window_groups():
         what = "full attention" if kind == "full" else f"{kind} window {win:g}"
         n_g = s.value(f"layers with {what}", count, "layers")
         w_g = None if kind == "full" else s.value(f"window of the {what} layers", win, "token")
-        groups.append((kind, n_g, w_g))
+        s.groups.append((kind, n_g, w_g))
 
-    # Attention core, per micro-batch sequence on one device, as functions of the context.
-    mla = a.kind == "MLA"
-    pair_v = F.attention_pair_flops(a) / tp
-    if mla:
-        fe = s.value("attention FLOPs per (query, key) pair per layer, expanded MLA", pair_v,
-                     "FLOP", "2 n_q (d_k + d_v) / tp")
-        fu = s.value("MLA latent up-projection FLOPs per cached token per layer",
-                     F.mla_up_projection_flops_per_token(a) / tp, "FLOP",
-                     "2 r_kv n_q (d_nope + d_v) / tp")
-        fa = s.value("attention FLOPs per (query, key) pair per layer, absorbed MLA",
-                     F.mla_absorbed_pair_flops(a) / tp,
-                     "FLOP", "2 n_q (2 r_kv + d_rope) / tp; the cheaper form is costed")
+
+def _attention_inputs(s: _SizingSheet) -> None:
+    """Attention-core coefficients per micro-batch sequence on one device (formulas.py's)."""
+    dep, c = s.dep, s.c
+    a, tp = dep.model.attention, dep.tp
+    pair = F.attention_pair_flops(a) / tp
+    if s.mla:
+        c["fe"] = s.value("attention FLOPs per (query, key) pair per layer, expanded MLA",
+                          pair, "FLOP", "2 n_q (d_k + d_v) / tp")
+        c["fu"] = s.value("MLA latent up-projection FLOPs per cached token per layer",
+                          F.mla_up_projection_flops_per_token(a) / tp, "FLOP",
+                          "2 r_kv n_q (d_nope + d_v) / tp")
+        c["fa"] = s.value("attention FLOPs per (query, key) pair per layer, absorbed MLA",
+                          F.mla_absorbed_pair_flops(a) / tp,
+                          "FLOP", "2 n_q (2 r_kv + d_rope) / tp; the cheaper form is costed")
     else:
-        fp = s.value("attention FLOPs per (query, key) pair per layer", pair_v, "FLOP",
-                     "2 n_q (d_k + d_v) / tp")
-    att_io = s.value("attention activation bytes per sequence per device",
-                     F.attention_io_elements_per_token(a) * act * m.num_layers / tp,
-                     "B", "queries in, outputs out")
+        c["fp"] = s.value("attention FLOPs per (query, key) pair per layer", pair, "FLOP",
+                          "2 n_q (d_k + d_v) / tp")
+    c["att_io"] = s.value("attention activation bytes per sequence per device",
+                          F.attention_io_elements_per_token(a)
+                          * bytes_per_element(dep.act_dtype) * dep.model.num_layers / tp,
+                          "B", "queries in, outputs out")
 
-    # Every other operator: FLOPs F1 b, bytes Q0 + Q1 b, from step_costs at b = 1, 2, 4.
-    bs = (1.0, 2.0, 4.0)
-    costs = {b: {o.name: o for o in step_costs(dep, b, 1.0, C, 1.0)} for b in bs}
-    ops: list[tuple[str, Any, Any, Any]] = []   # (name, F1, Q0 expr, Q1)
-    moe = m.moe
+
+def _operator_inputs(s: _SizingSheet) -> None:
+    """Every other operator: FLOPs F1 b and bytes Q0 + Q1 b per device, from step_costs."""
+    costs, tp = s.costs, s.dep.tp
     for name in costs[1.0]:
-        if name == "attn_core":
-            ops.append((name, None, None, None))
+        if name == "attn_core":          # written as formulas of the context (outputs)
+            s.ops.append((name, None, None, None))
             continue
         if all(not np.any(costs[b][name].flops) and not np.any(costs[b][name].bytes)
-               for b in bs):
+               for b in _PROBE):
             continue
-        f0, f1 = _linear(f"{name} FLOPs", {b: _num(costs[b][name].flops) / tp for b in bs})
+        f0, f1 = _linear(f"{name} FLOPs", {b: _num(costs[b][name].flops) / tp for b in _PROBE})
         if not _close(f0, 0.0, 1e-12) and abs(f0) > 1e-6 * max(abs(f1), 1.0):
             raise TokenomicsError(f"internal: {name} FLOPs have a batch-independent part")
         F1 = s.value(f"{name}: FLOPs per sequence per device", f1, "FLOP")
-        if name == "moe_experts" and moe is not None:
-            lin = {b: (_num(costs[b][name].kv_bytes) + _num(costs[b][name].act_bytes)) / tp
-                   for b in bs}
-            q0, q1 = _linear(f"{name} activation bytes", lin)
-            per_expert = {b: _num(costs[b][name].weight_bytes) / tp
-                          / float(F.distinct_experts(moe.num_experts, moe.top_k, b)) for b in bs}
-            if not (_close(per_expert[1.0], per_expert[2.0]) and
-                    _close(per_expert[1.0], per_expert[4.0])):
-                raise TokenomicsError("internal: expert bytes are not per distinct expert")
-            E = s.value("routed experts", moe.num_experts, "experts")
-            k = s.value("experts per token (top-k)", moe.top_k, "experts")
-            we = s.value("moe_experts: weight bytes per distinct expert per device",
-                         per_expert[1.0], "B", "all MoE layers; the step reads the expected "
-                         "distinct experts E(1-(1-k/E)^b) of its b tokens (exact, uniform "
-                         "routing), not linearised")
-            Q0x = s.value("moe_experts: other fixed bytes per device", q0, "B")
-            Q1 = s.value("moe_experts: bytes per sequence per device", q1, "B",
-                         "activations")
-            distinct = F.distinct_experts(E, k, _B())
-            ops.append((name, F1, Q0x + we * distinct, Q1))
+        if name == "moe_experts" and s.dep.model.moe is not None:
+            Q0, Q1 = _expert_bytes(s)
         else:
-            q0, q1 = _linear(f"{name} bytes", {b: _num(costs[b][name].bytes) / tp for b in bs})
+            q0, q1 = _linear(f"{name} bytes",
+                             {b: _num(costs[b][name].bytes) / tp for b in _PROBE})
             Q0 = s.value(f"{name}: fixed bytes per device", q0, "B", "weights read once")
             Q1 = s.value(f"{name}: bytes per sequence per device", q1, "B",
                          "activations, gathered rows")
-            ops.append((name, F1, Q0, Q1))
+        s.ops.append((name, F1, Q0, Q1))
 
-    b_micro = B / pp
-    comm_total = sum((_num(c.time_s) for c in step_comm(dep, b_micro, 1.0, 1.0, "decode")),
-                     0.0)
-    comm = s.value("communication time per step", comm_total, "s",
-                   f"computed by tokenomics.step_comm at batch {B:g} and NOT recomputed "
-                   "here (0 for tp = pp = 1): re-export or overwrite after changing the "
-                   "batch")
-    overlap = s.value("communication overlap", dep.comm_overlap, "1",
-                      "fraction hidden behind compute and memory time")
-    ovh = s.value("overhead per step", eff.step_overhead_s
-                  + eff.layer_overhead_s * m.num_layers, "s",
-                  "step overhead + layers x layer overhead")
-    price_s = (s.value("price per device-hour", price, "USD/hour", price_note)
-               if price is not None else None)
-    tdp = s.value("TDP", hw.tdp_w, "W", "one device") if hw.tdp_w is not None else None
 
-    # ---------------------------------------------------------------- outputs
+def _expert_bytes(s: _SizingSheet) -> tuple[Any, Any]:
+    """Routed-expert bytes: ``(Q0, Q1)`` with Q0 holding the exact distinct-experts form.
+
+    The weights read are :math:`w_e E (1 - (1 - k/E)^b)` (:func:`formulas.distinct_experts`
+    of the micro-batch, a placeholder symbol until the micro-batch cell exists), the rest
+    affine in the batch.
+    """
+    tp, moe = s.dep.tp, s.dep.model.moe
+    assert moe is not None
+    op = {b: s.costs[b]["moe_experts"] for b in _PROBE}
+    q0, q1 = _linear("moe_experts activation bytes",
+                     {b: (_num(op[b].kv_bytes) + _num(op[b].act_bytes)) / tp for b in _PROBE})
+    per_expert = {b: _num(op[b].weight_bytes) / tp
+                  / float(F.distinct_experts(moe.num_experts, moe.top_k, b)) for b in _PROBE}
+    if not (_close(per_expert[1.0], per_expert[2.0]) and
+            _close(per_expert[1.0], per_expert[4.0])):
+        raise TokenomicsError("internal: expert bytes are not per distinct expert")
+    E = s.value("routed experts", moe.num_experts, "experts")
+    k = s.value("experts per token (top-k)", moe.top_k, "experts")
+    we = s.value("moe_experts: weight bytes per distinct expert per device",
+                 per_expert[1.0], "B", "all MoE layers; the step reads the expected "
+                 "distinct experts E(1-(1-k/E)^b) of its b tokens (exact, uniform "
+                 "routing), not linearised")
+    Q0x = s.value("moe_experts: other fixed bytes per device", q0, "B")
+    Q1 = s.value("moe_experts: bytes per sequence per device", q1, "B", "activations")
+    return Q0x + we * F.distinct_experts(E, k, _B()), Q1
+
+
+def _step_inputs(s: _SizingSheet, price: float | None, price_note: str) -> None:
+    """Per-step inputs: communication (fixed at the exported batch), overlap, overhead,
+    price and TDP (the last two only where known)."""
+    dep, c = s.dep, s.c
+    hw = dep.hardware
+    comm = sum((_num(x.time_s) for x in step_comm(dep, s.B / dep.pp, 1.0, 1.0, "decode")), 0.0)
+    c["comm"] = s.value("communication time per step", comm, "s",
+                        f"computed by tokenomics.step_comm at batch {s.B:g} and NOT recomputed "
+                        "here (0 for tp = pp = 1): re-export or overwrite after changing the "
+                        "batch")
+    c["overlap"] = s.value("communication overlap", dep.comm_overlap, "1",
+                           "fraction hidden behind compute and memory time")
+    c["ovh"] = s.value("overhead per step", overhead_s(dep), "s",
+                       "step overhead + layers x layer overhead")
+    c["price"] = (s.value("price per device-hour", price, "USD/hour", price_note)
+                  if price is not None else None)
+    c["tdp"] = s.value("TDP", hw.tdp_w, "W", "one device") if hw.tdp_w is not None else None
+
+
+# ---------------------------------------------------------------- outputs
+def _rate_outputs(s: _SizingSheet) -> None:
+    """Devices, achievable FLOP/s and bandwidth, the ridge point and the micro-batch."""
+    c = s.c
     s.section("Outputs", "formulas of the inputs")
-    n = s.formula("devices", tp_s * pp_s, "devices", "tp x pp")
-    Pa = s.formula("achievable FLOP/s", P * mfu, "FLOP/s", "peak x MFU")
-    bwa = s.formula("achievable bandwidth", bw * mbu, "B/s", "bandwidth x MBU")
-    s.formula("ridge point", P / bw, "FLOP/B", "peak / bandwidth (tokenomics.ridge_point)")
-    b = s.formula("micro-batch", Bs / pp_s, "sequences", "batch / pp sequences per step")
+    c["n"] = s.formula("devices", c["tp"] * c["pp"], "devices", "tp x pp")
+    c["Pa"] = s.formula("achievable FLOP/s", c["P"] * c["mfu"], "FLOP/s", "peak x MFU")
+    c["bwa"] = s.formula("achievable bandwidth", c["bw"] * c["mbu"], "B/s", "bandwidth x MBU")
+    s.formula("ridge point", c["P"] / c["bw"], "FLOP/B",
+              "peak / bandwidth (tokenomics.ridge_point)")
+    c["b"] = s.formula("micro-batch", c["B"] / c["pp"], "sequences",
+                       "batch / pp sequences per step")
 
-    held = sum(n_g * (Cs if w_g is None else sp.Min(Cs, w_g)) for _k, n_g, w_g in groups)
-    held_s = s.formula("KV tokens held per sequence (all layers)", held, "token x layers",
-                       "sum over layer groups of min(context, window)")
-    span = {}
-    read = {}
-    for kind, n_g, w_g in groups:
+
+def _window_reads(s: _SizingSheet) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """Per layer group (by its layers cell): the pairs the new token computes and the cached
+    tokens it reads, as formulas of the context cell.
+
+    The spreadsheet forms of ``span_sum(c + 1) - span_sum(c)`` and ``kv_read_tokens(c)`` of
+    :mod:`tokenomics.physics.formulas` (numpy-only there): full ``C+1`` and ``C``, sliding
+    ``MIN(C+1,W)`` and ``MIN(C,W)``, chunked ``MOD(C,W)+1`` and ``MOD(C,W)``.
+    """
+    import sympy as sp
+
+    Cs = s.c["C"]
+    span: dict[Any, Any] = {}
+    read: dict[Any, Any] = {}
+    for kind, n_g, w_g in s.groups:
         if w_g is None:
             span[n_g], read[n_g] = Cs + 1, Cs
         elif kind == "sliding":
             span[n_g], read[n_g] = sp.Min(Cs + 1, w_g), sp.Min(Cs, w_g)
         else:
             span[n_g], read[n_g] = sp.Mod(Cs, w_g) + 1, sp.Mod(Cs, w_g)
-    if mla:
-        fcore = sum(n_g * sp.Min(span[n_g] * fe + read[n_g] * fu, span[n_g] * fa)
-                    for _k, n_g, _w in groups)
-    else:
-        fcore = fp * sum(n_g * span[n_g] for _k, n_g, _w in groups)
-    F1c = s.formula("attn_core: FLOPs per sequence per device", fcore, "FLOP",
-                    "pairs of the new token x FLOPs per pair, over layer groups")
-    Q1c = s.formula("attn_core: bytes per sequence per device",
-                    kvs * (sum(n_g * read[n_g] for _k, n_g, _w in groups) + L) + att_io, "B",
-                    "KV read (windows honoured) and written, plus activations")
+    return span, read
 
+
+def _attention_outputs(s: _SizingSheet) -> None:
+    """KV tokens held, and the attention core's FLOPs and bytes as formulas of the context."""
+    import sympy as sp
+
+    c, groups = s.c, s.groups
+    Cs = c["C"]
+    held = sum(n_g * (Cs if w_g is None else sp.Min(Cs, w_g)) for _k, n_g, w_g in groups)
+    c["held"] = s.formula("KV tokens held per sequence (all layers)", held, "token x layers",
+                          "sum over layer groups of min(context, window)")
+    span, read = _window_reads(s)
+    if s.mla:   # the cheaper of the expanded and the absorbed forms, as step_costs takes
+        fcore = sum(n_g * sp.Min(span[n_g] * c["fe"] + read[n_g] * c["fu"],
+                                 span[n_g] * c["fa"]) for _k, n_g, _w in groups)
+    else:
+        fcore = c["fp"] * sum(n_g * span[n_g] for _k, n_g, _w in groups)
+    qcore = c["kvs"] * (sum(n_g * read[n_g] for _k, n_g, _w in groups) + c["L"]) + c["att_io"]
+    s.core = (fcore, qcore)
+    c["F1c"] = s.formula("attn_core: FLOPs per sequence per device", fcore, "FLOP",
+                         "pairs of the new token x FLOPs per pair, over layer groups")
+    c["Q1c"] = s.formula("attn_core: bytes per sequence per device", qcore, "B",
+                         "KV read (windows honoured) and written, plus activations")
+
+
+def _time_outputs(s: _SizingSheet) -> None:
+    """Each operator's roofline time, their sum, exposed communication, step and rates."""
+    import sympy as sp
+
+    from tokenomics.pareto.symbolic import roofline_step_time
+
+    c = s.c
     rt = roofline_step_time()
     sym = {x.name: x for x in rt.free_symbols}
-    first = None
-    last = None
-    for name, F1, Q0, Q1 in ops:
+    cells = []
+    for name, F1, Q0, Q1 in s.ops:
         if name == "attn_core":
-            F1, Q0, Q1 = F1c, sp.Integer(0), Q1c
-        expr = rt.xreplace({sym["B"]: b, sym["F1"]: F1, sym["P"]: Pa, sym["Q0"]: Q0,
-                            sym["Q1"]: Q1, sym["beta_m"]: bwa})
-        cell = s.formula(f"{name}: time", expr.xreplace({_B(): b}), "s",
-                         "max(compute, memory) of the operator (roofline_step_time)")
-        first = cell if first is None else first
-        last = cell
-    roof = s.formula("roofline time", f"=SUM({first}:{last})", "s",
+            F1, Q0, Q1 = c["F1c"], sp.Integer(0), c["Q1c"]
+        expr = rt.xreplace({sym["B"]: c["b"], sym["F1"]: F1, sym["P"]: c["Pa"], sym["Q0"]: Q0,
+                            sym["Q1"]: Q1, sym["beta_m"]: c["bwa"]})
+        cells.append(s.formula(f"{name}: time", expr.xreplace({_B(): c["b"]}), "s",
+                               "max(compute, memory) of the operator (roofline_step_time)"))
+    roof = s.formula("roofline time", f"=SUM({cells[0]}:{cells[-1]})", "s",
                      "sum over operators of max(compute, memory)")
-    comm_x = s.formula("exposed communication", comm - sp.Min(overlap * comm, roof), "s",
+    comm = c["comm"]
+    comm_x = s.formula("exposed communication", comm - sp.Min(c["overlap"] * comm, roof), "s",
                        "communication minus what overlap hides")
-    step = s.formula("step time", roof + comm_x + ovh, "s", "tokenomics.decode step_time_s")
-    tps = s.formula("tokens/s per device", Bs / step / n, "token/s", "batch / step / devices")
+    step = s.formula("step time", roof + comm_x + c["ovh"], "s",
+                     "tokenomics.decode step_time_s")
+    c["tps"] = s.formula("tokens/s per device", c["B"] / step / c["n"], "token/s",
+                         "batch / step / devices")
     s.formula("tokens/s per user", 1 / step, "token/s", "1 / step")
 
-    kv_seq = s.formula("KV bytes per sequence per device", kvs * held_s / pp_s, "B")
-    kv_dev = s.formula("KV bytes per device", Bs * kv_seq, "B", "at the batch")
-    ws = s.formula("workspace bytes per device", Bs * ws_seq + ws_fix, "B")
-    total = s.formula("memory total per device", W + kv_dev + ws + R, "B",
+
+def _memory_outputs(s: _SizingSheet) -> None:
+    """KV and workspace bytes, the memory total against the usable memory, fits, max batch."""
+    import sympy as sp
+
+    c = s.c
+    kv_seq = s.formula("KV bytes per sequence per device", c["kvs"] * c["held"] / c["pp"], "B")
+    kv_dev = s.formula("KV bytes per device", c["B"] * kv_seq, "B", "at the batch")
+    ws = s.formula("workspace bytes per device", c["B"] * c["ws_seq"] + c["ws_fix"], "B")
+    total = s.formula("memory total per device", c["W"] + kv_dev + ws + c["R"], "B",
                       "weights + KV + workspace + reserve (tokenomics.memory_fit)")
-    usable = s.formula("usable memory per device", cap * frac, "B")
+    usable = s.formula("usable memory per device", c["cap"] * c["frac"], "B")
     s.formula("fits", f"=IF({total.name}<={usable.name},1,0)", "1", "1 if it fits")
     s.formula("max batch",
-              sp.floor(sp.Max(usable - W - R - ws_fix, 0) / (kv_seq + ws_seq)), "sequences",
-              "tokenomics.max_batch")
-    if price_s is not None:
-        s.formula("cost per million tokens", f"={price_s.name}/3600/{tps.name}*1000000",
-                  "USD/Mtok",
-                  "price / 3600 / (tokens/s per device) x 1e6")
+              sp.floor(sp.Max(usable - c["W"] - c["R"] - c["ws_fix"], 0)
+                       / (kv_seq + c["ws_seq"])), "sequences", "tokenomics.max_batch")
+
+
+def _cost_outputs(s: _SizingSheet) -> None:
+    """USD per million tokens and joules per token, or a note row saying what is missing."""
+    c, hw = s.c, s.dep.hardware
+    if c["price"] is not None:
+        s.formula("cost per million tokens", f"={c['price'].name}/3600/{c['tps'].name}*1000000",
+                  "USD/Mtok", "price / 3600 / (tokens/s per device) x 1e6")
     else:
         s.section("cost per million tokens", f"no rental price for {hw.id} in the catalog: "
                   "pass usd_per_device_hour")
-    if tdp is not None:
-        s.formula("joules per token", tdp / tps, "J/token", "TDP / (tokens/s per device); "
-                  "PUE and utilisation not applied")
+    if c["tdp"] is not None:
+        s.formula("joules per token", c["tdp"] / c["tps"], "J/token",
+                  "TDP / (tokens/s per device); PUE and utilisation not applied")
     else:
         s.section("joules per token", f"{hw.id}: TDP not published")
 
-    # Self-check: the sheet's attention formulas reproduce step_costs at the exported point.
+
+def _check_attention(s: _SizingSheet) -> None:
+    """The sheet's attention formulas, at the exported point, equal step_costs' numbers."""
+    import sympy as sp
+
     vals = {sp.Symbol(f"B{i + 2}", nonnegative=True): r.value for i, r in enumerate(s.rows)
             if isinstance(r.value, float)}
-    core = costs[1.0]["attn_core"]
-    for what, expr, ref in (("FLOPs", fcore, _num(core.flops) / tp),
-                            ("bytes", kvs * (sum(n_g * read[n_g] for _k, n_g, _w in groups)
-                                             + L) + att_io, _num(core.bytes) / tp)):
+    core, tp = s.costs[1.0]["attn_core"], s.dep.tp
+    for what, expr, ref in (("FLOPs", s.core[0], _num(core.flops) / tp),
+                            ("bytes", s.core[1], _num(core.bytes) / tp)):
         got = float(sp.sympify(expr).xreplace(vals))
         if not _close(got, ref):
             raise TokenomicsError(f"internal: sheet attention {what} {got!r} != {ref!r}")
-
-    out = Path(path)
-    s.write(out)
-    return out
 
 
 def _B() -> Any:

@@ -2,7 +2,8 @@
 
 Every function draws into ``ax`` when given one and otherwise into a new
 :class:`matplotlib.figure.Figure` (created without :mod:`matplotlib.pyplot`, so no backend is
-chosen, no window opens and a user's backend is never changed), and returns the Axes. Nothing
+chosen, no window opens and a user's backend is never changed; that plumbing is
+:mod:`tokenomics.surfaces.canvas`), and returns the Axes. Nothing
 is shown or written to disk: call ``ax.figure.savefig(...)`` for a file. Matplotlib is imported
 only when a function is called, so ``import tokenomics`` stays light.
 
@@ -25,13 +26,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tokenomics.core import checks as V
-from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.deployment import Deployment
-from tokenomics.economics.cost import DeploymentCost
-from tokenomics.physics.memory import memory_fit
-from tokenomics.physics.roofline import ridge_point
-from tokenomics.physics.step import operator_table
+from tokenomics.core import TokenomicsError, counts
+from tokenomics.data import Deployment
+from tokenomics.economics import DeploymentCost
+from tokenomics.physics import memory_fit, operator_table, ridge_point
+from tokenomics.surfaces.canvas import (
+    axes_or_new,
+    labelled_items,
+    series_colours,
+    si_prefixed,
+    single_count,
+    true_runs,
+    usd_text,
+)
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -50,56 +57,6 @@ _FAMILY = {"attn_qkv": "attention", "attn_core": "attention", "attn_out": "atten
            "lm_head": "embedding / LM head"}
 _FAMILY_COLOUR = {"attention": "tab:blue", "FFN / MoE": "tab:orange",
                   "embedding / LM head": "tab:gray"}
-
-
-def _axes(ax: Axes | None, figsize: tuple[float, float] = (7.5, 5.0)) -> Axes:
-    """``ax`` itself, or the Axes of a new pyplot-free Figure."""
-    if ax is not None:
-        return ax
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, layout="constrained")
-    return fig.add_subplot()
-
-
-def _one_count(x: Any, name: str, unit: str) -> int:
-    """A single whole number >= 1, or a TokenomicsError naming ``name``."""
-    if isinstance(x, bool):
-        raise TokenomicsError(f"{name} must be a whole number >= 1, got {x!r}")
-    arr = V.counts(x, name, unit=unit)
-    if arr.size != 1:
-        raise TokenomicsError(f"{name} must be a single value here, got {arr.size} values")
-    return int(arr.ravel()[0])
-
-
-def _entries(obj: Any, cls: type, what: str, maker: str, labels: Sequence[str] | None,
-             default: Any) -> tuple[list[Any], list[str]]:
-    """``obj`` as a non-empty list of ``cls`` with one label each (``default(i, item)`` when
-    none are given); a TokenomicsError naming ``what`` otherwise."""
-    items = [obj] if isinstance(obj, cls) else list(obj)
-    if not items:
-        raise TokenomicsError(f"{what} is empty; give at least one {cls.__name__}")
-    for i, x in enumerate(items):
-        if not isinstance(x, cls):
-            raise TokenomicsError(f"{what}[{i}] must be a {cls.__name__} (from {maker}), "
-                                  f"got {type(x).__name__}")
-    names = ([default(i, x) for i, x in enumerate(items)] if labels is None
-             else [str(lab) for lab in labels])
-    if len(names) != len(items):
-        raise TokenomicsError(f"labels has {len(names)} entries for {len(items)} {what}")
-    return items, names
-
-
-def _si(x: float) -> str:
-    """Compact engineering notation: 989.4e12 -> '989 T'."""
-    for exp, prefix in ((15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k")):
-        if abs(x) >= 10.0 ** exp:
-            return f"{x / 10.0 ** exp:.3g} {prefix}"
-    return f"{x:.3g} "
-
-
-def _usd(x: float) -> str:
-    return f"${x:.3g}" if math.isfinite(x) else "n/a"
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,37 +132,75 @@ def plot_roofline(dep: Deployment, batch: int = 64, context_tokens: int = 4096,
     >>> [l.get_gid() for l in ax.lines if l.get_gid() == "ridge"]
     ['ridge']
     """
-    from matplotlib.lines import Line2D
+    phases = _check_phases(phases)
+    batch = single_count(batch, "batch", "count")
+    C = single_count(context_tokens, "context_tokens", "token")
+    P = C if prompt_tokens is None else single_count(prompt_tokens, "prompt_tokens", "token")
+    peak = dep.hardware.peak(dep.compute_dtype)
+    bw = dep.hardware.mem_bw_bytes_per_s
+    ridge = ridge_point(dep.hardware, dep.compute_dtype)
+    sets = _operator_sets(dep, phases, batch, C, P)
 
+    ax = axes_or_new(ax)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    placed, names, families = _place_operators(ax, sets)
+    if annotate:
+        _label_operators(ax, names, peak)
+    xs = np.concatenate([p[0] for p in placed] + [np.array([ridge])])
+    ys = np.concatenate([p[1] for p in placed] + [np.array([peak])])
+    x_lo, x_hi = float(xs.min()) / 4.0, float(xs.max()) * 4.0
+    _draw_roofs(ax, dep, x_lo, x_hi)
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(min(float(ys.min()), x_lo * bw) / 2.0, peak * 3.0)
+    ax.set_xlabel("Arithmetic intensity [FLOP/B]")
+    ax.set_ylabel("Attainable throughput per device [FLOP/s]")
+    ax.set_title(f"Roofline: {dep.model.id} on {dep.n_devices}x{dep.hardware.id} tp{dep.tp} "
+                 f"({dep.weight_dtype}/{dep.kv_dtype}/{dep.compute_dtype}), "
+                 f"context {C}", fontsize=9)
+    ax.grid(True, which="major", alpha=0.3)
+    _roofline_legend(ax, sets, families)
+    return ax
+
+
+#: An operator set on the roofline: (gid, legend text, marker, operator_table frame).
+_OpSet = tuple[str, str, str, pd.DataFrame]
+
+
+def _check_phases(phases: Sequence[str]) -> tuple[str, ...]:
+    """``phases`` as a non-empty tuple of "prefill"/"decode", or a TokenomicsError."""
     phases = tuple(phases)
     if not phases:
         raise TokenomicsError("phases is empty; give 'prefill', 'decode' or both")
     bad = [p for p in phases if p not in ("prefill", "decode")]
     if bad:
         raise TokenomicsError(f"phases must be 'prefill' and/or 'decode', got {bad[0]!r}")
-    batch = _one_count(batch, "batch", "count")
-    C = _one_count(context_tokens, "context_tokens", "token")
-    P = C if prompt_tokens is None else _one_count(prompt_tokens, "prompt_tokens", "token")
-    hw = dep.hardware
-    peak = hw.peak(dep.compute_dtype)
-    bw = hw.mem_bw_bytes_per_s
-    ridge = ridge_point(hw, dep.compute_dtype)
+    return phases
 
-    sets: list[tuple[str, str, str, pd.DataFrame]] = []   # gid, legend text, marker, table
+
+def _operator_sets(dep: Deployment, phases: tuple[str, ...], batch: int, context: int,
+                   prompt: int) -> list[_OpSet]:
+    """The operator tables to place: prefill of one prompt, decode at batch 1 and at B."""
+    sets: list[_OpSet] = []
     if "prefill" in phases:
-        sets.append(("operators:prefill", f"prefill, {P} tokens", "s",
-                     operator_table(dep, "prefill", batch=1, prompt_tokens=P)))
+        sets.append(("operators:prefill", f"prefill, {prompt} tokens", "s",
+                     operator_table(dep, "prefill", batch=1, prompt_tokens=prompt)))
     if "decode" in phases:
         sets.append(("operators:decode_b1", "decode, batch 1", "v",
-                     operator_table(dep, "decode", batch=1, context_tokens=C)))
+                     operator_table(dep, "decode", batch=1, context_tokens=context)))
         if batch > 1:
             sets.append(("operators:decode_bB", f"decode, batch {batch}", "o",
                          operator_table(dep, "decode", batch=int(batch),
-                                        context_tokens=C)))
+                                        context_tokens=context)))
+    return sets
 
-    ax = _axes(ax)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+
+def _place_operators(ax: Axes, sets: list[_OpSet]) -> tuple[
+        list[tuple[np.ndarray, np.ndarray]], list[tuple[float, float, str]], set[str]]:
+    """One scatter per operator set at (intensity, FLOPs / time), coloured by family.
+
+    Returns the points of each set, every (x, y, operator name), and the families drawn.
+    """
     placed = []
     names: list[tuple[float, float, str]] = []
     families: set[str] = set()
@@ -226,16 +221,24 @@ def plot_roofline(dep: Deployment, batch: int = 64, context_tokens: int = 4096,
                        linewidths=0.5, zorder=3, gid=gid, label=text)
         placed.append((x, y))
         names += list(zip(x, y, t.operator, strict=True))
-    if annotate:
-        _label_operators(ax, names, peak)
+    return placed, names, families
 
-    xs = np.concatenate([p[0] for p in placed] + [np.array([ridge])])
-    ys = np.concatenate([p[1] for p in placed] + [np.array([peak])])
-    x_lo, x_hi = float(xs.min()) / 4.0, float(xs.max()) * 4.0
+
+def _draw_roofs(ax: Axes, dep: Deployment, x_lo: float, x_hi: float) -> None:
+    """Memory slope, compute roof, ridge marker and, below 100% efficiency, the derated roof.
+
+    Roof :math:`\\min(P, I\\beta)`; ridge :math:`I^* = P/\\beta`
+    (:func:`tokenomics.ridge_point`); derated with :math:`P\\,\\mathrm{MFU}` and
+    :math:`\\beta\\,\\mathrm{MBU}`.
+    """
+    hw = dep.hardware
+    peak = hw.peak(dep.compute_dtype)
+    bw = hw.mem_bw_bytes_per_s
+    ridge = ridge_point(hw, dep.compute_dtype)
     ax.plot([x_lo, ridge], [x_lo * bw, peak], color="black", lw=1.8, gid="memory_roof",
-            label=f"memory: {_si(bw)}B/s")
+            label=f"memory: {si_prefixed(bw)}B/s")
     ax.plot([ridge, x_hi], [peak, peak], color="black", lw=1.8, ls="-", gid="compute_roof",
-            label=f"compute: {_si(peak)}FLOP/s ({dep.compute_dtype})")
+            label=f"compute: {si_prefixed(peak)}FLOP/s ({dep.compute_dtype})")
     ax.plot([ridge], [peak], marker="D", ms=7, color="tab:red", ls="none", zorder=4,
             gid="ridge", label=f"ridge: {ridge:.3g} FLOP/B")
     ax.annotate(f"ridge {ridge:.3g} FLOP/B", (ridge, peak), xytext=(-6, 6),
@@ -247,15 +250,12 @@ def plot_roofline(dep: Deployment, batch: int = 64, context_tokens: int = 4096,
         r2 = p2 / b2
         ax.plot([x_lo, r2, x_hi], [x_lo * b2, p2, p2], color="0.4", lw=1.2, ls=":",
                 gid="derated_roof", label=f"derated roof (MFU {eff.mfu:g}, MBU {eff.mbu:g})")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(min(float(ys.min()), x_lo * bw) / 2.0, peak * 3.0)
-    ax.set_xlabel("Arithmetic intensity [FLOP/B]")
-    ax.set_ylabel("Attainable throughput per device [FLOP/s]")
-    ax.set_title(f"Roofline: {dep.model.id} on {dep.n_devices}x{hw.id} tp{dep.tp} "
-                 f"({dep.weight_dtype}/{dep.kv_dtype}/{dep.compute_dtype}), "
-                 f"context {C}", fontsize=9)
-    ax.grid(True, which="major", alpha=0.3)
-    # Legend: roofs, then one marker per operator set (grey) and one colour per family.
+
+
+def _roofline_legend(ax: Axes, sets: list[_OpSet], families: set[str]) -> None:
+    """Legend: the roofs, then one grey marker per operator set and one colour per family."""
+    from matplotlib.lines import Line2D
+
     handles, labels = ax.get_legend_handles_labels()
     roofs = [(h, lab) for h, lab in zip(handles, labels, strict=True)
              if not lab.startswith(("prefill", "decode"))]
@@ -272,7 +272,6 @@ def plot_roofline(dep: Deployment, batch: int = 64, context_tokens: int = 4096,
     hs += proxies
     ax.legend(hs, [lab for _, lab in roofs] + [str(p.get_label()) for p in proxies],
               loc="upper left", fontsize=7)
-    return ax
 
 
 def _label_operators(ax: Axes, points: list[tuple[float, float, str]], peak: float,
@@ -305,21 +304,6 @@ def _label_operators(ax: Axes, points: list[tuple[float, float, str]], peak: flo
 # Frontier
 # --------------------------------------------------------------------------------------------
 _FRONTIER_COLUMNS = ("tokens_per_s_per_user", "tokens_per_s_per_device")
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """(start, stop) of the runs of True in a boolean array."""
-    out = []
-    start = None
-    for i, m in enumerate(mask):
-        if m and start is None:
-            start = i
-        elif not m and start is not None:
-            out.append((start, i))
-            start = None
-    if start is not None:
-        out.append((start, len(mask)))
-    return out
 
 
 def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | None = None,
@@ -378,8 +362,31 @@ def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | 
     >>> [l.get_xdata()[0] for l in ax.lines if l.get_gid() == "slo"]
     [100.0]
     """
-    from tokenomics.pareto.envelope import best_at
+    _check_frontier_frame(frontier_df, by)
+    slo = _slo_floor(slo_tokens_per_s_per_user)
+    f = frontier_df.sort_values("tokens_per_s_per_user", kind="stable").reset_index(drop=True)
+    has_dom = "dominated" in f.columns
+    on_env = ~f["dominated"].astype(bool).to_numpy() if has_dom else np.ones(len(f), bool)
+    env = f[on_env].reset_index(drop=True)
 
+    ax = axes_or_new(ax)
+    if has_dom:   # the envelope over the full curves: a dark line on top
+        ax.plot(env.tokens_per_s_per_user, env.tokens_per_s_per_device, color="black",
+                lw=1.3, alpha=0.8, zorder=4, gid="envelope", label="envelope")
+    else:         # the groups' runs cover it; grey shows the hand-over between runs
+        ax.plot(env.tokens_per_s_per_user, env.tokens_per_s_per_device, color="0.6", lw=3.0,
+                alpha=0.5, zorder=1, gid="envelope", label="_envelope")
+    _draw_groups(ax, f, by, has_dom)
+    if label_cost and "cost_usd_per_mtok" in env.columns:
+        _label_costs(ax, env, max_cost_labels)
+    if slo is not None:
+        _draw_slo(ax, env, slo, by)
+    _frontier_frame(ax, f)
+    return ax
+
+
+def _check_frontier_frame(frontier_df: Any, by: str) -> None:
+    """A TokenomicsError unless ``frontier_df`` is a non-empty frame with the needed columns."""
     if not isinstance(frontier_df, pd.DataFrame):
         raise TokenomicsError(f"frontier_df must be a pandas DataFrame from tk.frontier, got "
                               f"{type(frontier_df).__name__}")
@@ -390,27 +397,24 @@ def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | 
                               f"with by=)")
     if frontier_df.empty:
         raise TokenomicsError("frontier_df is empty; nothing to plot")
-    slo = None
-    if slo_tokens_per_s_per_user is not None:
-        slo = float(slo_tokens_per_s_per_user)
-        if not (math.isfinite(slo) and slo > 0):
-            raise TokenomicsError(f"slo_tokens_per_s_per_user must be > 0 [token/s], got "
-                                  f"{slo_tokens_per_s_per_user!r}")
-    f = frontier_df.sort_values("tokens_per_s_per_user", kind="stable").reset_index(drop=True)
-    has_dom = "dominated" in f.columns
-    on_env = ~f["dominated"].astype(bool).to_numpy() if has_dom else np.ones(len(f), bool)
-    env = f[on_env].reset_index(drop=True)
 
-    ax = _axes(ax)
-    if has_dom:   # the envelope over the full curves: a dark line on top
-        ax.plot(env.tokens_per_s_per_user, env.tokens_per_s_per_device, color="black",
-                lw=1.3, alpha=0.8, zorder=4, gid="envelope", label="envelope")
-    else:         # the groups' runs cover it; grey shows the hand-over between runs
-        ax.plot(env.tokens_per_s_per_user, env.tokens_per_s_per_device, color="0.6", lw=3.0,
-                alpha=0.5, zorder=1, gid="envelope", label="_envelope")
+
+def _slo_floor(slo_tokens_per_s_per_user: Any) -> float | None:
+    """The SLO as a float > 0 [token/s per user], None when not given."""
+    if slo_tokens_per_s_per_user is None:
+        return None
+    slo = float(slo_tokens_per_s_per_user)
+    if not (math.isfinite(slo) and slo > 0):
+        raise TokenomicsError(f"slo_tokens_per_s_per_user must be > 0 [token/s], got "
+                              f"{slo_tokens_per_s_per_user!r}")
+    return slo
+
+
+def _draw_groups(ax: Axes, f: pd.DataFrame, by: str, has_dom: bool) -> None:
+    """One line per group of ``by``: its whole curve (dominated vertices hollow) when the
+    frame has them, else its runs on the envelope with a NaN break between runs."""
     groups = list(dict.fromkeys(f[by]))
-    cmap = _colours(len(groups))
-    for colour, g in zip(cmap, groups, strict=True):
+    for colour, g in zip(series_colours(len(groups)), groups, strict=True):
         mine = (f[by] == g).to_numpy()
         if has_dom:
             sel = f[mine]
@@ -424,7 +428,7 @@ def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | 
         else:
             xs_l: list[float] = []
             ys_l: list[float] = []
-            for a, b in _runs(mine):
+            for a, b in true_runs(mine):
                 if xs_l:
                     xs_l.append(np.nan)
                     ys_l.append(np.nan)
@@ -433,45 +437,53 @@ def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | 
             ax.plot(xs_l, ys_l, color=colour, lw=1.8, marker="o", ms=4, zorder=2,
                     gid=f"frontier:{g}", label=str(g))
 
-    if label_cost and "cost_usd_per_mtok" in env.columns:
-        cost = env.cost_usd_per_mtok.to_numpy(float)
-        idx = np.flatnonzero(np.isfinite(cost))
-        if idx.size and max_cost_labels > 0:
-            # The finite-cost vertices nearest to evenly spaced interactivities (no pile-up
-            # where vertices crowd).
-            xv = env.tokens_per_s_per_user.to_numpy(float)[idx]
-            targets = np.linspace(xv.min(), xv.max(), min(max_cost_labels, idx.size))
-            pick = idx[np.unique([int(np.argmin(np.abs(xv - t))) for t in targets])]
-            for i in pick:
-                ax.annotate(f"{_usd(cost[i])}/Mtok",
-                            (env.tokens_per_s_per_user.iloc[i],
-                             env.tokens_per_s_per_device.iloc[i]),
-                            xytext=(5, 5), textcoords="offset points", fontsize=7,
-                            color="0.3", gid="cost_label")
 
-    if slo is not None:
-        ax.axvline(slo, color="tab:red", ls="--", lw=1.2, gid="slo",
-                   label=f"SLO: {slo:g} tokens/s per user")
-        try:
-            best = best_at(env, slo)
-        except TokenomicsError:
-            ax.annotate(f"no configuration reaches {slo:g} tokens/s per user", (slo, 0.5),
-                        xycoords=("data", "axes fraction"), rotation=90, fontsize=7,
-                        color="tab:red", ha="right", va="center", gid="slo_note")
-        else:
-            y = float(best.tokens_per_s_per_device)
-            x = float(best.tokens_per_s_per_user)
-            text = f"{y:.4g} tok/s/device"
-            if "batch" in best.index:
-                text += f", B={float(best.batch):.4g}"
-            c = _cost_at(env, best, by)
-            if math.isfinite(c):
-                text += f", {_usd(c)}/Mtok"
-            ax.plot([x], [y], marker="*", ms=15, color="tab:red", mec="black", mew=0.6,
-                    ls="none", zorder=5, gid="slo_best", label="best at SLO")
-            ax.annotate(text, (x, y), xytext=(12, 8), textcoords="offset points", fontsize=8,
-                        color="tab:red", gid="slo_label")
+def _label_costs(ax: Axes, env: pd.DataFrame, max_labels: int) -> None:
+    """Cost [USD/Mtok] beside up to ``max_labels`` finite-cost envelope vertices: those
+    nearest to evenly spaced interactivities (no pile-up where vertices crowd)."""
+    cost = env.cost_usd_per_mtok.to_numpy(float)
+    idx = np.flatnonzero(np.isfinite(cost))
+    if not idx.size or max_labels <= 0:
+        return
+    xv = env.tokens_per_s_per_user.to_numpy(float)[idx]
+    targets = np.linspace(xv.min(), xv.max(), min(max_labels, idx.size))
+    pick = idx[np.unique([int(np.argmin(np.abs(xv - t))) for t in targets])]
+    for i in pick:
+        ax.annotate(f"{usd_text(cost[i])}/Mtok",
+                    (env.tokens_per_s_per_user.iloc[i], env.tokens_per_s_per_device.iloc[i]),
+                    xytext=(5, 5), textcoords="offset points", fontsize=7,
+                    color="0.3", gid="cost_label")
 
+
+def _draw_slo(ax: Axes, env: pd.DataFrame, slo: float, by: str) -> None:
+    """S23's vertical SLO line and the best point at or above it, or a note that none is."""
+    from tokenomics.pareto import best_at
+
+    ax.axvline(slo, color="tab:red", ls="--", lw=1.2, gid="slo",
+               label=f"SLO: {slo:g} tokens/s per user")
+    try:
+        best = best_at(env, slo)
+    except TokenomicsError:
+        ax.annotate(f"no configuration reaches {slo:g} tokens/s per user", (slo, 0.5),
+                    xycoords=("data", "axes fraction"), rotation=90, fontsize=7,
+                    color="tab:red", ha="right", va="center", gid="slo_note")
+        return
+    y = float(best.tokens_per_s_per_device)
+    x = float(best.tokens_per_s_per_user)
+    text = f"{y:.4g} tok/s/device"
+    if "batch" in best.index:
+        text += f", B={float(best.batch):.4g}"
+    c = _cost_at(env, best, by)
+    if math.isfinite(c):
+        text += f", {usd_text(c)}/Mtok"
+    ax.plot([x], [y], marker="*", ms=15, color="tab:red", mec="black", mew=0.6,
+            ls="none", zorder=5, gid="slo_best", label="best at SLO")
+    ax.annotate(text, (x, y), xytext=(12, 8), textcoords="offset points", fontsize=8,
+                color="tab:red", gid="slo_label")
+
+
+def _frontier_frame(ax: Axes, f: pd.DataFrame) -> None:
+    """Limits from zero, axis labels, a title naming the context and efficiency, legend."""
     ax.set_xlim(0, float(f.tokens_per_s_per_user.max()) * 1.12)
     ax.set_ylim(0, float(f.tokens_per_s_per_device.max()) * 1.15)
     ax.set_xlabel("Interactivity [tokens/s per user]")
@@ -485,14 +497,6 @@ def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | 
                  fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="best")
-    return ax
-
-
-def _colours(n: int) -> list[Any]:
-    from matplotlib import colormaps
-
-    cmap = colormaps["tab10" if n <= 10 else "tab20"]
-    return [cmap(i % cmap.N) for i in range(n)]
 
 
 def _cost_at(env: pd.DataFrame, best: pd.Series, by: str) -> float:
@@ -556,8 +560,8 @@ def plot_memory(dep: Deployment, batch: Any = 1, context_tokens: Any = 4096,
     3
     """
     fit = memory_fit(dep, batch, context_tokens)
-    B = V.counts(batch, "batch")
-    C = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
+    B = counts(batch, "batch")
+    C = counts(context_tokens, "context_tokens", minimum=0, unit="token")
     shape = np.broadcast(B, C).shape
     Bf, Cf = (np.ravel(np.broadcast_to(v, shape)) for v in (B, C))
     n = Bf.size
@@ -575,7 +579,7 @@ def plot_memory(dep: Deployment, batch: Any = 1, context_tokens: Any = 4096,
     names = [(f"B={b:g}\nC={c:g}" if vary_c else f"B={b:g}") for b, c in zip(Bf, Cf,
                                                                             strict=True)]
 
-    ax = _axes(ax, figsize=(max(4.5, 1.1 * n + 3.0), 4.5))
+    ax = axes_or_new(ax, figsize=(max(4.5, 1.1 * n + 3.0), 4.5))
     pos = np.arange(n)
     bottom = np.zeros(n)
     for label, h, colour in terms:
@@ -651,7 +655,7 @@ def plot_cost(costs: DeploymentCost | Iterable[DeploymentCost],
     ...     round(float(c.output_usd_per_mtok), 4)]
     True
     """
-    items, labels = _entries(
+    items, labels = labelled_items(
         costs, DeploymentCost, "costs", "tk.deployment_cost", labels,
         lambda i, c: f"#{i + 1}: ${c.usd_per_device_hour:.3g}/device-h")
     for i, c in enumerate(items):
@@ -659,16 +663,16 @@ def plot_cost(costs: DeploymentCost | Iterable[DeploymentCost],
             raise TokenomicsError(f"costs[{i}] holds an array of points; plot_cost needs one "
                                   f"DeploymentCost per point (scalar batch and context)")
 
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     n = len(items)
     width = 0.8 / n
     pos = np.arange(len(_PHASES))
-    colours = _colours(n)
+    colours = series_colours(n)
     for i, (c, lab) in enumerate(zip(items, labels, strict=True)):
         h = [float(np.asarray(getattr(c, attr), float).ravel()[0]) for _, attr in _PHASES]
         bars = ax.bar(pos + (i - (n - 1) / 2) * width, h, width=width * 0.95,
                       color=colours[i], label=lab)
-        ax.bar_label(bars, labels=[_usd(v) for v in h], fontsize=7, padding=2)
+        ax.bar_label(bars, labels=[usd_text(v) for v in h], fontsize=7, padding=2)
     ax.set_xticks(pos, [p for p, _ in _PHASES])
     if logy:
         ax.set_yscale("log")
@@ -735,15 +739,15 @@ def plot_retention(policies: Any, labels: Sequence[str] | None = None,
     ...  if a.get_gid().startswith("optimum")]   # minutes; GPU time alone offloads at once
     [('optimum', 6.7), ('optimum_at_once', 0.0)]
     """
-    from tokenomics.serving.tiering import RetentionPolicy
+    import tokenomics as tk
 
-    items, labels = _entries(policies, RetentionPolicy, "policies", "tk.retention_policy",
+    items, labels = labelled_items(policies, tk.RetentionPolicy, "policies", "tk.retention_policy",
                              labels, lambda i, p: f"miss ${p.miss_usd:.3g}")
 
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     ax.axvspan(*GOLDEN_TIME_MIN, color="0.85", zorder=0, gid="golden_time",
                label="S62 golden time (5-10 min)")
-    for p, lab, colour in zip(items, labels, _colours(len(items)), strict=True):
+    for p, lab, colour in zip(items, labels, series_colours(len(items)), strict=True):
         t = np.asarray(p.t_grid_s, float)
         c = np.asarray(p.cost_curve_usd, float)
         on_axis = (t > 0) & np.isfinite(t)
@@ -754,7 +758,7 @@ def plot_retention(policies: Any, labels: Sequence[str] | None = None,
         x_opt = float(t[on_axis][0]) / 60.0 if at_once else p.t1_s / 60.0
         ax.plot([x_opt], [p.expected_cost_usd], marker="o", color=colour, linestyle="none",
                 gid="optimum_at_once" if at_once else "optimum")
-        ax.annotate(f"t1 = {p.t1_s / 60:.3g} min, {_usd(p.expected_cost_usd)}",
+        ax.annotate(f"t1 = {p.t1_s / 60:.3g} min, {usd_text(p.expected_cost_usd)}",
                     (x_opt, p.expected_cost_usd), textcoords="offset points", xytext=(6, 6),
                     fontsize=7, color=colour)
     ax.set_xscale("log")

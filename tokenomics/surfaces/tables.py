@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tokenomics.core.dtypes import PEAK_KEYS
-from tokenomics.data.catalog import default_catalog
-from tokenomics.physics.kv import kv_bytes_per_token
-from tokenomics.physics.params import param_count
+from tokenomics.core import PEAK_KEYS, NotPublishedError
+from tokenomics.data import Hardware, default_catalog
+from tokenomics.physics import kv_bytes_per_token, param_count, ridge_point
 
 
 def hardware_table() -> pd.DataFrame:
@@ -44,8 +43,7 @@ def hardware_table() -> pd.DataFrame:
         row["mem_capacity_gb"] = h.mem_capacity_bytes / 1e9
         row["mem_bw_tb_per_s"] = h.mem_bw_bytes_per_s / 1e12
         for k in ("bf16", "fp8", "fp4"):
-            v = h.peak_flop_per_s.get(k)
-            row[f"ridge_{k}_flop_per_byte"] = v / h.mem_bw_bytes_per_s if v else np.nan
+            row[f"ridge_{k}_flop_per_byte"] = _ridge_or_nan(h, k)
         row["sram_mb"] = h.sram_bytes / 1e6 if h.sram_bytes else np.nan
         row["scale_up_gb_per_s_per_direction"] = (
             h.scale_up_bw_bytes_per_s / 1e9 if h.scale_up_bw_bytes_per_s else np.nan)
@@ -60,6 +58,14 @@ def hardware_table() -> pd.DataFrame:
         row["sources"] = " ".join(sorted(set(h.sources.values())))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _ridge_or_nan(h: Hardware, fmt: str) -> float:
+    """:func:`tokenomics.ridge_point` at ``fmt`` [FLOP/B]; NaN where the peak is unpublished."""
+    try:
+        return ridge_point(h, fmt)
+    except NotPublishedError:
+        return np.nan
 
 
 def model_table() -> pd.DataFrame:

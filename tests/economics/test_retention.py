@@ -1,12 +1,10 @@
-"""KV tiers: the tier catalog, reload against recompute (S63), the lognormal idle gap, the
-keep / offload / drop retention policy (S62) and one agent step on a cached prefix (S61)."""
+"""KV retention: the lognormal idle gap and the keep / offload / drop policy that prices HBM
+residence against a cache miss (S62)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,24 +14,17 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 import tokenomics as tk
+from tokenomics.core.units import Q_
 from tokenomics.data.catalog import catalog_dir, data_sources
-from tokenomics.physics.memory import kv_per_sequence_bytes
-from tokenomics.serving.tiering import (
+from tokenomics.economics.retention import (
     GapDistribution,
-    Tier,
-    agent_step,
-    hbm_usd_per_byte_s,
-    kv_tiers,
-    load_kv_tiers,
+    RetentionPrices,
     load_retention_defaults,
     lognormal_params,
-    reload_or_recompute,
     retention_policy,
-    tier,
 )
-
-GB_HOUR = 1e9 * 3600.0          # byte-seconds in a GB-hour
-H100_USD_PER_HOUR = 3.78        # latest H100 SXM rental price in the catalog (Lambda, 2026-05)
+from tokenomics.serving.agents import agent_step
+from tokenomics.serving.tiers import hbm_usd_per_byte_s, tier
 
 
 @pytest.fixture(scope="module")
@@ -44,173 +35,6 @@ def d70x8():
 @pytest.fixture(scope="module")
 def d8():
     return tk.Deployment("llama-3.1-8b", "h100-sxm")
-
-
-# --------------------------------------------------------------------------------------------
-# Tier catalog
-# --------------------------------------------------------------------------------------------
-def test_every_tier_loads_with_sources():
-    tiers = kv_tiers("h100-sxm")
-    assert list(tiers) == ["hbm", "dram", "grace_lpddr", "ssd", "network"]
-    bib = data_sources(catalog_dir("price_catalog"))
-    for t in tiers.values():
-        if t.name != "hbm":
-            assert t.sources and set(t.sources.values()) <= set(bib), t.name
-            assert all(k.startswith("tier-") for k in t.sources.values()), t.name
-    # Bandwidth into one GPU, per direction.
-    assert tiers["dram"].read_bytes_per_s == 64e9             # PCIe Gen5 x16, 128 GB/s both ways
-    assert tiers["grace_lpddr"].read_bytes_per_s == 450e9     # NVLink-C2C, 900 GB/s both ways
-    assert tiers["ssd"].read_bytes_per_s == 14e9              # one Gen5 drive
-    assert tiers["network"].read_bytes_per_s == 50e9          # 400 Gb/s NIC
-    # Capacity: 2 TB per node of 8 GPUs.
-    assert tiers["dram"].capacity_per == "node"
-    assert tiers["dram"].capacity_per_gpu_bytes == 250e9
-    assert math.isinf(tiers["network"].capacity_bytes)
-    # Holding costs: DRAM $10/GB over 5 years, SSD $0.195/GB over 5 years, FSx $0.145/GB-month.
-    assert tiers["dram"].usd_per_gb_hour == pytest.approx(10 / (5 * 8766), rel=2e-3)
-    assert tiers["ssd"].usd_per_gb_hour == pytest.approx(0.195 / (5 * 8766), rel=2e-3)
-    assert tiers["network"].usd_per_gb_hour == pytest.approx(0.145 / (8766 / 12), rel=1e-9)
-    assert tiers["grace_lpddr"].usd_per_byte_s is None       # "not published"
-
-
-def test_hbm_holding_cost_is_rent_over_capacity():
-    # An opportunity cost computed from the hardware catalog, not stored in kv_tiers.toml.
-    hw = tk.hardware("h100-sxm")
-    assert tk.rental_price(hw).usd == H100_USD_PER_HOUR
-    assert hbm_usd_per_byte_s(hw) * GB_HOUR == pytest.approx(3.78 / 80, rel=1e-12)
-    assert tier("hbm").usd_per_byte_s == hbm_usd_per_byte_s("h100-sxm")
-    assert hbm_usd_per_byte_s("h100-sxm", usd_per_device_hour=2.0) * GB_HOUR == \
-        pytest.approx(2.0 / 80)
-    # ~200 times host DRAM.
-    assert 150 < tier("hbm").usd_per_byte_s / tier("dram").usd_per_byte_s < 250
-    text = (catalog_dir("price_catalog") / "kv_tiers.toml").read_text()
-    hbm_section = text.split("[tiers.hbm]")[1].split("[tiers.")[0]
-    assert "value" not in hbm_section
-
-
-def _copy(tmp_path: Path) -> Path:
-    dst = tmp_path / "price_catalog"
-    shutil.copytree(catalog_dir("price_catalog"), dst)
-    return dst
-
-
-@pytest.mark.parametrize("old, new, match", [
-    ('value = 128, unit = "GB/s"', 'value = 128, unit = "GB"',
-     r"kv_tiers\.toml: field tiers\.dram\.read_bandwidth\.unit: unit 'GB' has dimension"),
-    ('latency = { value = 60, unit = "us", source = "tier-storagereview-micron-9550", ',
-     'latency = { value = 60, unit = "us", ',
-     r"kv_tiers\.toml: field tiers\.ssd\.latency\.source: required key is missing"),
-    ('source = "tier-c3x-fsx-lustre"', 'source = "tier-nowhere"',
-     r"field tiers\.network\.holding_cost\.source: source 'tier-nowhere' is not in the "),
-    ('holding_cost = { value = 2.28e-4', 'holding_cost = { value = 4.56e-4',
-     r"field tiers\.dram\.holding_cost: .* is not purchase_price / service_life"),
-    ('capacity_per = "gpu"\nread_bandwidth = { value = 14000',
-     'capacity_per = "rack"\nread_bandwidth = { value = 14000',
-     r"field tiers\.ssd\.capacity_per: 'rack' is not one of"),
-    ('holding_cost = "not published"', 'holding_cost = "cheap"',
-     r"field tiers\.grace_lpddr\.holding_cost: string 'cheap' is not allowed"),
-    ('derived_from = "hardware"', 'derived_from = "hardware"\ncapacity = 80',
-     r"field tiers\.hbm\.capacity: HBM takes no numbers here"),
-    ('miss_price = { value = 8.4, unit = "USD/Mtok"', 'miss_price = { value = 8.4, unit = "USD/GB"',
-     r"field retention\.miss_price\.unit: unit 'USD/GB' has dimension"),
-    ('miss_price = { value = 8.4,', 'miss_price = { value = -8.4,',
-     r"field retention\.miss_price: implausible value -8\.4 USD/Mtok .* expected between 0 "),
-    ('[retention]\nmiss_price', '[retention]\nmiss_penalty',
-     r"field retention\.miss_penalty: unknown key; allowed: miss_price"),
-    ('[retention]\nmiss_price', '[retentions]\nmiss_price',
-     r"field retentions: unknown key; allowed: schema, tiers, retention"),
-])
-def test_broken_copy_is_rejected_naming_file_and_field(tmp_path, old, new, match):
-    folder = _copy(tmp_path)
-    path = folder / "kv_tiers.toml"
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
-    with pytest.raises(tk.CatalogError, match=match):
-        load_kv_tiers(folder)
-    # The intact copy loads.
-    assert set(load_kv_tiers(_copy(tmp_path / "ok"))) == {"dram", "grace_lpddr", "ssd",
-                                                          "network"}
-    with pytest.raises(tk.CatalogError, match=match):
-        load_retention_defaults(folder)
-
-
-def test_missing_retention_table_is_rejected(tmp_path):
-    folder = _copy(tmp_path)
-    path = folder / "kv_tiers.toml"
-    text = path.read_text()
-    path.write_text(text[:text.index("[retention]")])
-    with pytest.raises(tk.CatalogError, match=r"kv_tiers\.toml: field retention: a \[retention\] "
-                                              r"table with miss_price .* is required"):
-        load_kv_tiers(folder)
-
-
-def test_unknown_tier_names_the_known_ones(d8):
-    with pytest.raises(tk.UnknownEntryError, match=r"unknown KV tier 'dramm'; did you mean "
-                                                   r"'dram'\? Known tiers: hbm, dram"):
-        tier("dramm")
-    with pytest.raises(tk.UnknownEntryError, match=r"unknown KV tier None\. Known tiers: hbm, "):
-        tier(None)
-    with pytest.raises(tk.TokenomicsError, match="tier 'hbm' is where the KV is used"):
-        reload_or_recompute(d8, 1000, tier="hbm")
-
-
-# --------------------------------------------------------------------------------------------
-# S63: reload beats recompute
-# --------------------------------------------------------------------------------------------
-def test_S63_reload_from_dram_beats_recompute_for_a_long_prefix():
-    # Llama 3.1 70B, tp=4 on H100 SXM, a 32K-token prefix.
-    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
-    r = reload_or_recompute(d, 32_768, tier="dram")
-    # By hand: 327,680 B of BF16 KV per token (80 layers x 8 KV heads x 256 x 2 B), a quarter
-    # per device, over PCIe Gen5 x16 at 64 GB/s, plus the 80 ns floor.
-    kv_dev = 32_768 * 327_680 / 4
-    assert r.kv_bytes_per_device == pytest.approx(kv_dev)
-    assert r.reload_s == pytest.approx(80e-9 + kv_dev / 64e9)               # 0.042 s
-    # Recompute is at least the matmul FLOPs 2 x N x P over 4 x 989.4 TFLOP/s.
-    b = tk.param_breakdown(tk.model("llama-3.1-70b"))
-    n_mm = b["attention"] + b["dense_ffn"]
-    assert r.recompute_s > 2 * n_mm * 32_768 / (4 * 989.4e12)               # > 1.1 s
-    assert r.faster == "reload" and r.speedup > 25
-    # Per token: 81,920 B / 64 GB/s = 1.3 us against 2 N / (4 F) = 34.6 us of compute, and the
-    # shortest recompute still reads the weights once: reload wins at every length.
-    assert 81_920 / 64e9 < 2 * n_mm / (4 * 989.4e12)
-    assert r.breakeven_tokens == 1.0
-
-
-def test_S63_breakeven_by_hand_for_a_slower_tier(d8):
-    # A Gen4 NVMe drive per GPU (~7 GB/s, as in the DGX H100's own cache drives): Llama 3.1 8B
-    # on one H100. Reload costs k / beta = 131,072 B / 7 GB/s = 18.7 us per token; recompute
-    # 2 N / F = 14.1 us per token plus causal attention n_q (d_k + d_v) L P (P + 1) / F, so
-    # reload wins again once
-    #     P* + 1 = F (k / beta - 2 N / F) / (n_q (d_k + d_v) L)        (latency neglected).
-    gen4 = dataclasses.replace(tier("ssd"), name="ssd-gen4", read_bytes_per_s=7e9)
-    b = tk.param_breakdown(tk.model("llama-3.1-8b"))
-    n_mm = b["attention"] + b["dense_ffn"]                                  # 6.98e9
-    F, k, beta = 989.4e12, 131_072.0, 7e9
-    p_star = F * (k / beta - 2 * n_mm / F) / (32 * 256 * 32) - 1            # ~17,400
-    r = reload_or_recompute(d8, [100, 4_096, 60_000], tier=gen4)
-    assert r.breakeven_tokens == pytest.approx(p_star, rel=0.01)
-    # Short prefixes: reload wins (a prefill reads 16 GB of weights whatever its length);
-    # middle: recompute; long: reload.
-    assert list(r.faster) == ["reload", "recompute", "reload"]
-    # Host DRAM: 2.05 us per token < 14.1 us, reload wins everywhere.
-    assert reload_or_recompute(d8, 100).breakeven_tokens == 1.0
-
-
-def test_reload_or_recompute_is_vectorized_and_checks_inputs(d8):
-    r = reload_or_recompute(d8, [1_000, 10_000, 100_000], tier="network")
-    assert np.shape(r.reload_s) == (3,) and np.all(np.diff(r.reload_s) > 0)
-    assert np.all(r.faster == "reload")
-    s = reload_or_recompute(d8, 10_000, tier="network")
-    assert isinstance(s.reload_s, float) and s.reload_s == pytest.approx(r.reload_s[1])
-    with pytest.raises(tk.TokenomicsError, match="prefix_tokens must be a whole number >= 1, "
-                                                 "got 0"):
-        reload_or_recompute(d8, [0, 10])
-    with pytest.raises(tk.TokenomicsError, match="prefix_tokens=200000 exceeds"):
-        reload_or_recompute(d8, 200_000)
-    with pytest.raises(tk.TokenomicsError, match="batch must be a single whole number"):
-        reload_or_recompute(d8, 1_000, batch=[1, 2])
 
 
 # --------------------------------------------------------------------------------------------
@@ -460,58 +284,6 @@ def test_retention_policy_from_kv_bytes(d70x8):
     assert 5 * 60 <= p.t1_s <= 10 * 60
 
 
-def test_tier_validation():
-    with pytest.raises(tk.TokenomicsError, match="read_bytes_per_s must be > 0"):
-        Tier("x", "x", 1e12, "gpu", 0.0, 1e-6, 1e-17)
-    with pytest.raises(tk.TokenomicsError, match=r"usd_per_byte_s must be >= 0 \[USD/B/s\]"):
-        Tier("x", "x", 1e12, "gpu", 1e9, 1e-6, -1e-17)
-
-
-# --------------------------------------------------------------------------------------------
-# S61: one agent step
-# --------------------------------------------------------------------------------------------
-def test_S61_agent_step_prefix_reads_are_about_60_percent():
-    # Llama 3.1 70B in FP8 (W8A8) with a BF16 KV cache on 8 x H100 SXM, four agents stepping
-    # together, each on the source's step: 119,000 cached tokens, 875 new, 214 out. A decode
-    # step reads 68.4 GB of FP8 block weights and the 2.1 GB BF16 LM head, / 8 = 8.8 GB per
-    # device, once for the batch (the embedding is only gathered), and
-    # 4 x 119,000 x 327,680 B / 8 = 19.5 GB of prefix KV, so the prefix dominates.
-    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8",
-                      compute_dtype="fp8")
-    s = agent_step(d, 119_000, 875, 214, batch=4)
-    per_step = 4 * 119_000 * 327_680 / 8 / 3.35e12                        # 5.8 ms
-    assert s.prefix_kv_read_s == pytest.approx(per_step * 214)            # midfill + 213 steps
-    assert 0.50 <= s.prefix_kv_share <= 0.70                              # 0.63; source ~0.6
-    assert s.time_s == pytest.approx(s.midfill_s + s.decode_s)
-    assert s.decode_s > 10 * s.midfill_s                                  # decode-dominated
-    assert s.usd == pytest.approx(s.time_s * 8 * H100_USD_PER_HOUR / 3600 / 4)
-    # The prefix bytes are the attention operator's KV reads (the rest is the new tokens' KV).
-    ops = tk.operator_table(d, "decode", batch=4, context_tokens=120_000).set_index("operator")
-    kv_read = 4 * kv_per_sequence_bytes(d, 120_000)
-    assert ops.loc["attn_core", "kv_bytes"] == pytest.approx(kv_read, rel=1e-4)
-    # One agent alone: the weights dominate and the prefix share drops to a third.
-    assert agent_step(d, batch=1).prefix_kv_share < 0.4
-
-
-def test_agent_step_errors():
-    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
-    with pytest.raises(tk.TokenomicsError, match="new_tokens must be a whole number >= 1"):
-        agent_step(d, 1000, 0, 10)
-    with pytest.raises(tk.TokenomicsError, match="usd_per_device_hour must be >= 0"):
-        agent_step(d, usd_per_device_hour=-1)
-    s = agent_step(d, 1000, 10, 1)                    # one output token: the midfill alone
-    assert s.decode_s == 0.0 and s.time_s == s.midfill_s
-
-
-def test_tier_capacity_is_checked(d8):
-    small = dataclasses.replace(tier("dram"), name="tiny", capacity_bytes=8e9)   # 1 GB per GPU
-    with pytest.raises(tk.DoesNotFitError, match=r"tier 'tiny' gives each GPU 1 GB; the KV to "
-                                                 r"hold is 1\.311 GB per device"):
-        reload_or_recompute(d8, 10_000, tier=small)
-    with pytest.raises(tk.DoesNotFitError, match="tier 'tiny' gives each GPU 1 GB"):
-        retention_policy(d8, 10_000, tier=small)
-
-
 def test_scalar_arguments_are_checked(d70x8, d8):
     with pytest.raises(tk.TokenomicsError, match="context_tokens must be a single whole number"):
         retention_policy(d70x8, [1000, 2000])
@@ -521,3 +293,81 @@ def test_scalar_arguments_are_checked(d70x8, d8):
         retention_policy(d8, 200_000)
     with pytest.raises(tk.TokenomicsError, match="batch must be a single whole number"):
         agent_step(d8, batch=[1, 2])
+
+
+# --------------------------------------------------------------------------------------------
+# The prices as one value object, and the 0.1 keyword form
+# --------------------------------------------------------------------------------------------
+def _same_policy(a, b):
+    # Every field equal: floats exactly, arrays element by element, the gap by value.
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert np.array_equal(x, y), f.name
+        else:
+            assert x == y or (x != x and y != y), f.name
+
+
+def test_retention_prices_are_checked_and_stored_as_floats():
+    p = RetentionPrices(miss_usd=1, usd_per_device_hour=3)
+    assert p == RetentionPrices(miss_usd=1.0, usd_per_device_hour=3.0)
+    assert type(p.miss_usd) is float and p.wait_usd_per_s == 0.0 and p.reload_usd is None
+    # A quantity is converted: $0.063 per minute = 0.063 x 60 = $3.78 per hour.
+    assert RetentionPrices(usd_per_device_hour=Q_(0.063, "USD/minute")).usd_per_device_hour \
+        == pytest.approx(3.78, rel=1e-12)
+    with pytest.raises(tk.TokenomicsError, match=r"miss_usd must be >= 0 \[USD\], got -1"):
+        RetentionPrices(miss_usd=-1)
+    with pytest.raises(tk.TokenomicsError, match=r"tier_usd_per_byte_s must be a single number "
+                                                 r"\[USD/B/s\]"):
+        RetentionPrices(tier_usd_per_byte_s=[1e-17, 2e-17])
+    with pytest.raises(tk.TokenomicsError, match=r"wait_usd_per_s must be >= 0 \[USD/s\], got inf"):
+        RetentionPrices(wait_usd_per_s=math.inf)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.miss_usd = 2.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("kw", [{}, {"miss_usd": 0}, {"usd_per_device_hour": 2.5},
+                                {"hbm_usd_per_byte_s": 1e-14, "wait_usd_per_s": 0.05},
+                                {"tier_usd_per_byte_s": 1e-16, "miss_usd": 0.3},
+                                {"miss_usd": 1.0, "reload_usd": 5.0, "recompute_usd": 5.0}])
+def test_keyword_and_value_object_forms_agree(d70x8, kw):
+    old = retention_policy(d70x8, 119_000, **kw)                 # the 0.1 call form
+    new = retention_policy(d70x8, 119_000, prices=RetentionPrices(**kw))
+    _same_policy(old, new)
+
+
+def test_value_object_prices_by_hand(d70x8):
+    # $2 per device-hour, no miss penalty: 39.0 GB of KV holds 39.0 / 80 of an H100's HBM,
+    # 119,000 x 327,680 B x 2 / (3600 x 80e9) USD/s; a DRAM reload moves 1/8 of it per GPU at
+    # 64 GB/s after the 80 ns floor, on 8 GPUs at $2/h.
+    p = retention_policy(d70x8, 119_000, prices=RetentionPrices(miss_usd=0,
+                                                                usd_per_device_hour=2.0))
+    kv = 119_000 * 327_680
+    assert p.hbm_usd_per_s == pytest.approx(kv * 2.0 / 3600 / 80e9, rel=1e-12)
+    reload_s = 80e-9 + kv / 8 / 64e9
+    assert p.reload_s == pytest.approx(reload_s, rel=1e-12)
+    assert p.reload_usd == pytest.approx(reload_s * 8 * 2.0 / 3600, rel=1e-12)
+    assert p.miss_usd == 0.0
+
+
+def test_price_keywords_apply_on_top_of_the_value_object(d70x8):
+    both = retention_policy(d70x8, 119_000, prices=RetentionPrices(miss_usd=5.0),
+                            usd_per_device_hour=2.5, miss_usd=0)
+    _same_policy(both, retention_policy(d70x8, 119_000, prices=RetentionPrices(
+        miss_usd=0, usd_per_device_hour=2.5)))
+    assert both.miss_usd == 0.0
+
+
+def test_unknown_keyword_and_wrong_prices_are_named(d70x8):
+    with pytest.raises(tk.TokenomicsError, match=r"unexpected keyword 'miss_price'; it takes "
+                                                 r"dep, .*prices .*miss_usd, reload_usd"):
+        retention_policy(d70x8, 119_000, miss_price=1.0)
+    with pytest.raises(tk.TokenomicsError, match="prices must be a RetentionPrices, got dict"):
+        retention_policy(d70x8, 119_000, prices={"miss_usd": 0})
+
+
+@given(st.floats(0.0, 10.0), st.floats(0.5, 10.0))
+def test_keyword_form_equals_value_object_form(d70x8, miss, usd_per_hour):
+    _same_policy(retention_policy(d70x8, 119_000, miss_usd=miss, usd_per_device_hour=usd_per_hour),
+                 retention_policy(d70x8, 119_000, prices=RetentionPrices(
+                     miss_usd=miss, usd_per_device_hour=usd_per_hour)))

@@ -1,0 +1,105 @@
+"""SLO queries (best_at, cheapest_at) against the brute-force sweep; the sweep feeds the
+frontier."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import tokenomics as tk
+from tokenomics.pareto.curves import decode_curve
+from tokenomics.pareto.envelope import frontier
+from tokenomics.pareto.queries import best_at, cheapest_at, sweep
+
+# The dense-deployment strategy and the brute-force helper are repeated in test_curves.py,
+# test_envelope.py and test_queries.py (test modules do not import each other).
+DENSE = [("llama-3.1-8b", (1, 2, 4, 8)), ("qwen3-32b", (1, 2, 4, 8)),
+         ("llama-3.1-70b", (2, 4, 8)), ("gemma-3-27b", (1, 2))]
+HW = ["h100-sxm", "h200", "b200"]
+
+
+@st.composite
+def dense_deployment(draw):
+    model, tps = draw(st.sampled_from(DENSE))
+    tp = draw(st.sampled_from(tps))
+    hw = draw(st.sampled_from(HW))
+    fp8 = draw(st.booleans())
+    kw = dict(weight_dtype="fp8", compute_dtype="fp8", kv_dtype="fp8") if fp8 else {}
+    dep = tk.Deployment(model, hw, tp=tp, **kw)
+    assume(tk.max_batch(dep, 16_384) >= 1)   # at least one sequence fits at any test context
+    return dep
+
+
+def _brute(dep, ctx):
+    c = decode_curve(dep, ctx)
+    B = np.arange(1, c.max_batch + 1)
+    r = tk.decode(dep, B, ctx)
+    return c, B, np.asarray(r.tokens_per_s_per_user), np.asarray(r.tokens_per_s_per_device)
+
+
+@given(deps=st.lists(dense_deployment(), min_size=1, max_size=3), ctx=st.integers(256, 8192),
+       X=st.floats(5, 400))
+def test_best_at_equals_brute_force(deps, ctx, X):
+    best_y = -1.0
+    for d in deps:
+        _, _, x, y = _brute(d, ctx)
+        ok = x >= X
+        if ok.any():
+            best_y = max(best_y, float(y[ok].max()))
+    if best_y < 0:
+        with pytest.raises(tk.TokenomicsError, match="no configuration reaches"):
+            best_at(deps, X, context_tokens=ctx, efficiency="deployment")
+        return
+    r = best_at(deps, X, context_tokens=ctx, efficiency="deployment")
+    assert r.tokens_per_s_per_device == pytest.approx(best_y, rel=1e-12)
+    assert r.tokens_per_s_per_user >= X
+
+
+def test_best_at_on_a_frontier_is_its_value_at_x():
+    deps = [tk.Deployment("llama-3.3-70b", h, tp=tp, weight_dtype="fp8", compute_dtype="fp8",
+                          kv_dtype="fp8") for h in ("h100-sxm", "h200") for tp in (2, 4, 8)]
+    f = frontier(deps, 4096, efficiency="deployment")
+    # S23: "the service needs >= 100 tokens/s per user": the vertical line at x = 100.
+    r = best_at(f, 100)
+    curves = [decode_curve(d, 4096) for d in deps]
+    env = np.nanmax([c.throughput_at(100.0) for c in curves])
+    assert r.tokens_per_s_per_user == 100
+    assert r.tokens_per_s_per_device == pytest.approx(env, rel=1e-9)
+    with pytest.raises(tk.TokenomicsError, match="no configuration reaches 5000"):
+        best_at(f, 5000)
+
+
+def test_moe_best_at_is_exact_at_whole_batches():
+    d = tk.Deployment("qwen3-30b-a3b", "h100-sxm", weight_dtype="fp8", compute_dtype="fp8",
+                      kv_dtype="fp8")
+    _, B, x, y = _brute(d, 4096)
+    r = best_at([d], 300, context_tokens=4096, efficiency="deployment")
+    assert r.tokens_per_s_per_device == pytest.approx(y[x >= 300].max(), rel=1e-12)
+
+
+def test_sweep_feeds_frontier():
+    s = sweep([tk.Deployment("llama-3.1-8b", "h100-sxm")], np.arange(1, 65), 2048)
+    assert len(s) == 64 and s.tokens_per_s_per_device.is_monotonic_increasing
+    f = frontier(s, 2048)
+    assert len(f) >= 2
+
+
+def test_cheapest_at_by_hand():
+    deps = [tk.Deployment("llama-3.1-8b", h) for h in ("h100-sxm", "h200")]
+    prices = {"h100-sxm": 2.0, "h200": 3.0}
+    r = cheapest_at(deps, 50, 2048, prices=prices)
+    costs = {}
+    for d in deps:
+        b = best_at([d], 50, context_tokens=2048)   # both default to the calibrated forecast
+        costs[d.hardware.id] = prices[d.hardware.id] / 3600 / b.tokens_per_s_per_device * 1e6
+    assert r.cost_usd_per_mtok == pytest.approx(min(costs.values()), rel=1e-12)
+    assert r.hardware == min(costs, key=costs.get)
+    with pytest.raises(tk.TokenomicsError, match="no priced configuration reaches"):
+        cheapest_at(deps, 1e6, 2048, prices=prices)
+
+
+def test_best_at_errors():
+    with pytest.raises(tk.TokenomicsError, match="context_tokens is required"):
+        best_at([tk.Deployment("llama-3.1-8b", "h100-sxm")], 100)

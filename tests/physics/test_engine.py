@@ -1,0 +1,93 @@
+"""The step engine: roofline per operator + exposed communication + overhead."""
+
+from __future__ import annotations
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.physics.collectives import step_comm
+from tokenomics.physics.engine import (
+    check_on_oom,
+    exposed_comm_s,
+    operator_times,
+    overhead_s,
+    step_seconds,
+)
+from tokenomics.physics.operators import OpCost, step_costs
+
+P_H100 = 989.4e12          # dense BF16 [FLOP/s]
+BW_H100 = 3.35e12          # HBM3 [B/s]
+
+
+@pytest.fixture(scope="module")
+def l70():
+    return tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+
+
+def test_operator_times_by_hand(l70):
+    # Two operators over tp = 4 H100s at the datasheet roofs:
+    #   a: 2 ms of compute, 1 ms of memory -> 2 ms (compute-bound);
+    #   b: 0.5 ms of compute, 3 ms of memory -> 3 ms (memory-bound).
+    a = OpCost("a", 4 * P_H100 * 2e-3, 4 * BW_H100 * 1e-3, 0.0, 0.0)
+    b = OpCost("b", 4 * P_H100 * 0.5e-3, 0.0, 4 * BW_H100 * 3e-3, 0.0)
+    t = operator_times(l70, [a, b])
+    assert t.per_op["a"][2] == pytest.approx(2e-3) and t.per_op["b"][2] == pytest.approx(3e-3)
+    assert t.roofline_s == pytest.approx(5e-3)                  # the sum of the maxima
+    assert t.compute_s == pytest.approx(2.5e-3) and t.memory_s == pytest.approx(4e-3)
+    assert t.lower_bound_s == pytest.approx(4e-3)               # perfect overlap
+    assert str(t.bound) == "memory"                             # 2 ms of 5 ms compute-bound
+    assert t.flops == pytest.approx(P_H100 * 2.5e-3)           # one device's share
+    assert t.bytes == pytest.approx(BW_H100 * 4e-3)
+    # On one device of the four (shard=1) each time is four times longer.
+    assert operator_times(l70, [a, b], shard=1).roofline_s == pytest.approx(20e-3)
+
+
+def test_step_time_is_roofline_plus_exposed_comm_plus_overhead(l70):
+    eff = tk.Efficiency(step_overhead_s=100e-6, layer_overhead_s=2e-6)
+    d = l70.with_(efficiency=eff)
+    # Fixed time: 100 us per step + 80 layers x 2 us.
+    assert overhead_s(d) == pytest.approx(100e-6 + 80 * 2e-6)
+    costs = step_costs(d, 8.0, 1.0, 4096.0, 1.0)
+    roof = operator_times(d, costs).roofline_s
+    # comm_overlap = 0: every collective of the step is exposed.
+    comm = sum(c.time_s for c in step_comm(d, 8.0, 1.0, 1.0, "decode"))
+    assert comm > 0
+    assert exposed_comm_s(d, roof, 8.0, 1.0, 1.0, "decode") == pytest.approx(comm)
+    t = step_seconds(d, costs, 8.0, 1.0, 1.0, "decode")
+    assert t == pytest.approx(roof + comm + 100e-6 + 80 * 2e-6, rel=1e-12)
+    r = tk.decode(d, 8, 4096)
+    assert r.time_s == pytest.approx(float(t), rel=1e-12)
+    assert r.time_s == pytest.approx(r.roofline_s + r.comm_time_s + r.overhead_s, rel=1e-12)
+
+
+def test_full_overlap_hides_at_most_the_roofline_time(l70):
+    d = l70.with_(comm_overlap=1.0)
+    total = sum(c.time_s for c in step_comm(d, 8.0, 1.0, 1.0, "decode"))
+    # Exposed = total - min(total, roofline): all of it with no compute to hide behind,
+    # half of it behind half as much compute, none behind more compute than communication.
+    assert exposed_comm_s(d, 0.0, 8.0, 1.0, 1.0, "decode") == pytest.approx(total)
+    assert exposed_comm_s(d, total / 2, 8.0, 1.0, 1.0, "decode") == pytest.approx(total / 2)
+    assert exposed_comm_s(d, 2 * total, 8.0, 1.0, 1.0, "decode") == pytest.approx(0.0)
+    # Half overlap behind ample compute leaves half exposed.
+    half = l70.with_(comm_overlap=0.5)
+    assert exposed_comm_s(half, 1.0, 8.0, 1.0, 1.0, "decode") == pytest.approx(total / 2)
+
+
+def test_a_single_device_communicates_nothing():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    r = tk.decode(d, 1, 1024)
+    assert r.comm_time_s == 0.0
+    assert r.time_s == r.roofline_s                  # no overhead in the ROOFLINE efficiency
+
+
+def test_result_frames_name_the_phase_time():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    assert "step_time_s" in tk.decode(d, [1, 8], 1024).to_frame()
+    assert "ttft_s" in tk.prefill(d, 1024).to_frame()
+
+
+def test_on_oom_is_raise_or_mark():
+    check_on_oom("raise")
+    check_on_oom("mark")
+    with pytest.raises(tk.TokenomicsError, match="on_oom must be 'raise' or 'mark'"):
+        check_on_oom("skip")

@@ -1,0 +1,85 @@
+"""Docs generator: one API page per module the stage tables list, none skipped, and the
+catalog pages with their sources."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.surfaces.docgen import _md_table, api_pages, catalog_pages
+
+
+def _stage_modules() -> list[tuple[str, str]]:
+    return [(stage, name) for stage in tk.STAGES
+            for name in importlib.import_module(f"tokenomics.{stage}")._MODULES]
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    out = tmp_path_factory.mktemp("generated")
+    api_pages(out)
+    return out / "api"
+
+
+def test_a_page_for_every_module_the_stage_tables_list(api):
+    mods = _stage_modules()
+    assert len(mods) >= 30
+    pages = {p.name for p in api.glob("*.md")} - {"index.md"}
+    assert pages == {f"{s}.{m}.md" for s, m in mods}        # none missing, none extra
+    for stage, name in mods:
+        text = (api / f"{stage}.{name}.md").read_text()
+        assert text.startswith(f"# `tokenomics.{stage}.{name}`")
+
+
+def test_pages_carry_the_public_functions_and_their_docstrings(api):
+    kv = (api / "physics.kv.md").read_text()
+    assert "## `kv_bytes_per_token(" in kv
+    # The docstring comes along, units and all.
+    assert tk.kv_bytes_per_token.__doc__.strip().splitlines()[0] in kv
+    assert "## `export_sizing_sheet(" in (api / "surfaces.export.md").read_text()
+
+
+def test_index_lists_each_stage_in_data_flow_order_and_links_every_page(api):
+    index = (api / "index.md").read_text()
+    heads = [index.index(f"## `tokenomics.{s}`") for s in tk.STAGES]
+    assert heads == sorted(heads)
+    for stage, name in _stage_modules():
+        assert f"- [`tokenomics.{stage}.{name}`]({stage}.{name}.md)" in index
+
+
+def test_a_module_that_cannot_be_documented_stops_the_build(tmp_path, monkeypatch):
+    # A module the table lists but that does not exist fails loudly instead of vanishing.
+    stage = importlib.import_module("tokenomics.surfaces")
+    monkeypatch.setattr(stage, "_MODULES", (*stage._MODULES, "no_such_module"))
+    with pytest.raises(ModuleNotFoundError):
+        api_pages(tmp_path)
+    # So does one whose __all__ names something it does not define.
+    broken = types.ModuleType("tokenomics.surfaces.broken_for_test", "Broken on purpose.")
+    broken.__all__ = ["vanished"]
+    monkeypatch.setitem(sys.modules, broken.__name__, broken)
+    monkeypatch.setattr(stage, "_MODULES", (*stage._MODULES[:-1], "broken_for_test"))
+    with pytest.raises(tk.TokenomicsError, match="'vanished'"):
+        api_pages(tmp_path)
+
+
+def test_catalog_pages_hold_the_datasheet_rows_and_their_sources(tmp_path):
+    catalog_pages(tmp_path)
+    hw = (tmp_path / "catalog-hardware.md").read_text()
+    row = next(line for line in hw.splitlines() if line.startswith("| h100-sxm |"))
+    assert "| 80 | 3.35 |" in row                     # GB, TB/s (NVIDIA datasheet)
+    assert "## Sources" in hw
+    models = (tmp_path / "catalog-models.md").read_text()
+    row = next(line for line in models.splitlines() if line.startswith("| llama-3.1-70b |"))
+    assert "| 3.277e+05 |" in row                     # 327,680 B per token in BF16, to 4 digits
+    assert (tmp_path / "prices.md").read_text().startswith("# Provider prices")
+
+
+def test_markdown_table_escapes_pipes_and_blanks_nan():
+    import pandas as pd
+
+    t = _md_table(pd.DataFrame({"a": ["x|y"], "b": [float("nan")], "c": [1 / 3]}))
+    assert t.splitlines() == ["| a | b | c |", "|---|---|---|", "| x\\|y |  | 0.3333 |"]

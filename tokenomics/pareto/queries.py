@@ -1,0 +1,231 @@
+"""Queries at an interactivity floor (best, cheapest point) and the brute-force sweep.
+
+The sweep is the reference the closed form is checked against.
+
+A service level "at least :math:`X` tokens/s per user" is a vertical line at :math:`x = X`
+(S23). On a frontier (:func:`tokenomics.pareto.envelope.frontier`) the answer is read off the
+straight envelope segment spanning :math:`X`; on deployments each curve's step time is
+inverted exactly: the largest whole batch with :math:`E/t(B) \\ge X` is found by bisection on
+the integer batch (exact for MoE's curved pieces too), and the best (:func:`best_at`) or the
+cheapest per million tokens (:func:`cheapest_at`) wins.
+
+:func:`sweep` evaluates every deployment at every (batch, context) with the step engine
+(:func:`tokenomics.physics.step.decode`): the brute-force reference of the tests, and an input
+:func:`tokenomics.pareto.envelope.frontier` accepts.
+
+References
+----------
+.. [1] Seed digest S23 (the SLO is a vertical line at the required interactivity).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.economics.cost import cost_per_million_tokens
+from tokenomics.pareto.curves import DecodeCurve, decode_curve
+from tokenomics.pareto.envelope import (
+    _config,
+    _deployments,
+    _label,
+    _price,
+    _with_efficiency,
+)
+
+
+def best_at(deployments: Any, min_tokens_per_s_per_user: float,
+            context_tokens: float | None = None, speculation: Any = (None,),
+            efficiency: Any = "calibrated") -> pd.Series:
+    """Best throughput per device at or above an interactivity floor (S23's vertical line).
+
+    Parameters
+    ----------
+    deployments : Deployment, iterable, or a DataFrame from a frontier
+        From :func:`~tokenomics.pareto.envelope.frontier`, the answer is read off its
+        envelope (the straight segment spanning the floor); with deployments, each curve is
+        inverted exactly at whole batches.
+    min_tokens_per_s_per_user : float
+        The floor [token/s].
+    context_tokens : float, optional
+        Required with deployments.
+    speculation : sequence of (dict or None)
+        Speculative-decoding options crossed with the deployments (see
+        :func:`~tokenomics.pareto.envelope.frontier`).
+    efficiency : {"calibrated", "roofline", "deployment"} or Efficiency
+        As in :func:`~tokenomics.pareto.envelope.frontier` (with deployments).
+
+    Returns
+    -------
+    pandas.Series
+        The winning point: ``tokens_per_s_per_user``, ``tokens_per_s_per_device``, ``batch``,
+        configuration columns.
+
+    Raises
+    ------
+    TokenomicsError
+        When no configuration reaches the floor; the message gives the fastest one's speed.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-70b", "h200", tp=4, weight_dtype="fp8",
+    ...                   compute_dtype="fp8")
+    >>> r = best_at([d], 100, context_tokens=4096)
+    >>> bool(r.tokens_per_s_per_user >= 100)
+    True
+    """
+    X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
+    if isinstance(deployments, pd.DataFrame) and "tokens_per_s_per_user" in deployments:
+        f = deployments.sort_values("tokens_per_s_per_user").reset_index(drop=True)
+        xs = f.tokens_per_s_per_user.to_numpy()
+        if X > xs[-1] * (1 + 1e-12):
+            raise TokenomicsError(
+                f"no configuration reaches {X:g} tokens/s per user; the fastest on this "
+                f"frontier gives {xs[-1]:.4g} ({f.label.iloc[-1]})")
+        k = int(np.searchsorted(xs, X))
+        row = f.iloc[k].copy()
+        if k > 0 and xs[k] > X and f.label.iloc[k] == f.label.iloc[k - 1]:
+            # on a straight segment of one curve: interpolate exactly
+            w = (X - xs[k - 1]) / (xs[k] - xs[k - 1])
+            for col in ("tokens_per_s_per_device", "batch", "step_time_s"):
+                row[col] = f[col].iloc[k - 1] + w * (f[col].iloc[k] - f[col].iloc[k - 1])
+            row["tokens_per_s_per_user"] = X
+        return row
+    if context_tokens is None:
+        raise TokenomicsError("context_tokens is required when giving deployments")
+    deps = _with_efficiency(_deployments(deployments), efficiency)
+    pts = _curve_points_at(deps, X, context_tokens, speculation)
+    if not pts:
+        fastest = max(float(c.tokens_per_s_per_user[0])
+                      for c in _curves(deps, context_tokens, speculation))
+        raise TokenomicsError(f"no configuration reaches {X:g} tokens/s per user; the fastest "
+                              f"gives {fastest:.4g} at batch 1")
+    return max(pts, key=lambda r: r.tokens_per_s_per_device)
+
+
+def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[DecodeCurve]:
+    """Every deployment's curve for every speculation option."""
+    specs = list(speculation) if speculation is not None else [None]
+    return [decode_curve(d, context_tokens, sp) for d in _deployments(deployments)
+            for sp in specs]
+
+
+def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculation: Any,
+                     prices: dict[str, float] | None = None) -> list[pd.Series]:
+    """Each curve's best whole-batch point with interactivity >= X (exact bisection)."""
+    out = []
+    for c in _curves(deployments, context_tokens, speculation):
+        if c.tokens_per_s_per_user[0] < X:
+            continue
+        dep, E = c.deployment, c.tokens_per_step
+        tmax = E / X
+        lo, hi = 1, c.max_batch
+        if float(c.time_at(hi)) <= tmax:
+            lo = hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if float(c.time_at(mid)) <= tmax:
+                lo = mid
+            else:
+                hi = mid
+        t = float(c.time_at(lo))
+        y = lo * E / t / dep.n_devices
+        p = _price(dep, prices)
+        out.append(pd.Series(dict(
+            tokens_per_s_per_user=E / t, tokens_per_s_per_device=y, step_time_s=t,
+            batch=float(lo), cost_usd_per_mtok=float(cost_per_million_tokens(p, y))
+            if math.isfinite(p) else float("nan"),
+            label=_label(dep, c.speculation), **_config(dep),
+            speculation_k=int(c.speculation["k"]) if c.speculation else 0)))
+    return out
+
+
+def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_tokens: float,
+                prices: dict[str, float] | None = None, speculation: Any = (None,),
+                efficiency: Any = "calibrated") -> pd.Series:
+    """The cheapest configuration that meets an interactivity floor [USD/Mtok].
+
+    Each configuration runs at its largest whole batch whose tokens/s per user stays at or
+    above the floor (its cheapest point there); the one with the lowest cost per million
+    tokens wins. Hardware prices: ``prices`` (USD per device-hour by hardware id) or the
+    catalog's latest rental price; configurations without a price are skipped.
+
+    Raises
+    ------
+    TokenomicsError
+        When no priced configuration reaches the floor.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> deps = [tk.Deployment("llama-3.1-8b", h) for h in ("h100-sxm", "h200")]
+    >>> r = cheapest_at(deps, 50, 2048, prices={"h100-sxm": 2.0, "h200": 3.0})
+    >>> r.hardware in ("h100-sxm", "h200")
+    True
+    """
+    X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
+    deps = _with_efficiency(_deployments(deployments), efficiency)
+    pts = [r for r in _curve_points_at(deps, X, context_tokens, speculation, prices)
+           if math.isfinite(r.cost_usd_per_mtok)]
+    if not pts:
+        raise TokenomicsError(f"no priced configuration reaches {X:g} tokens/s per user "
+                              "(check prices= for hardware without a catalog rental price)")
+    return min(pts, key=lambda r: r.cost_usd_per_mtok)
+
+
+def sweep(deployments: Any, batch: Any, context_tokens: Any,
+          prices: dict[str, float] | None = None) -> pd.DataFrame:
+    """Brute-force decode sweep: every deployment at every (batch, context), vectorised.
+
+    Parameters
+    ----------
+    deployments : Deployment or iterable of Deployment
+    batch, context_tokens : array_like
+        Broadcast together per deployment (pass a grid with ``np.meshgrid``).
+    prices : dict, optional
+        USD per device-hour by hardware id (default: catalog rental prices).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per point: configuration columns, ``batch``, ``context_tokens``,
+        ``step_time_s``, ``tokens_per_s_per_user``, ``tokens_per_s_per_device``, ``bound``,
+        ``fits``, ``cost_usd_per_mtok``, ``joules_per_token``, ``label``; the private column
+        ``_deployment`` lets :func:`~tokenomics.pareto.envelope.frontier` reuse the
+        deployments.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> s = sweep([tk.Deployment("llama-3.1-8b", "h100-sxm")], [1, 8, 64], 2048)
+    >>> len(s)
+    3
+    """
+    from tokenomics.physics.step import decode
+
+    frames = []
+    for dep in _deployments(deployments):
+        r = decode(dep, batch, context_tokens, on_oom="mark").to_frame()
+        p = _price(dep, prices)
+        df = pd.DataFrame({
+            "batch": r.batch, "context_tokens": r.context_tokens,
+            "step_time_s": r.time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
+            "tokens_per_s_per_device": r.tokens_per_s_per_device, "bound": r.bound,
+            "fits": r.fits})
+        df["cost_usd_per_mtok"] = (
+            np.asarray(cost_per_million_tokens(p, df.tokens_per_s_per_device.to_numpy()))
+            if math.isfinite(p) else np.nan)
+        df["joules_per_token"] = (dep.hardware.tdp_w / df.tokens_per_s_per_device
+                                  if dep.hardware.tdp_w else np.nan)
+        df["label"] = _label(dep)
+        for k, v in _config(dep).items():
+            df[k] = v
+        df["_deployment"] = [dep] * len(df)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)

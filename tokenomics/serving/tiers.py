@@ -1,0 +1,603 @@
+"""KV-cache memory tiers, and reloading a prefix's KV from one against recomputing it.
+
+A session's KV can stay in HBM, wait in a cheaper tier (host DRAM, Grace LPDDR over C2C, local
+NVMe, networked storage) and be reloaded when the session resumes, or be dropped and recomputed.
+This module loads and validates the tiers (``price_catalog/kv_tiers.toml``) and compares
+reloading a prefix with recomputing it (S63). What holding the KV costs over an idle gap, and
+when to move it, is an economic decision: :mod:`tokenomics.economics.retention`.
+
+Notes
+-----
+**Tiers.** Each tier has a capacity, a bandwidth into one GPU's HBM per direction [B/s], a
+latency floor [s] and a holding cost per byte-second [USD/B/s]. HBM's holding cost is an
+opportunity cost computed here, not stored: the device's rental price per hour over its HBM
+capacity, :math:`h_H = p / (3600\\,C_\\mathrm{HBM})` (H100 SXM at $3.78/h: $0.0473 per
+GB-hour, about 200 times host DRAM's amortised $2.3e-4). A tier's stored holding cost is its
+purchase price over its service life where both are given (checked to 1%).
+
+**Reload or recompute** a prefix of :math:`P` tokens on a replica of :math:`n` devices:
+:math:`t_\\mathrm{reload} = \\ell + K_\\mathrm{dev}(P)/\\beta` [s] with :math:`K_\\mathrm{dev}`
+the KV bytes one device holds and :math:`\\beta` the tier's bandwidth into one GPU (every device
+loads its own shard in parallel); :math:`t_\\mathrm{recompute}` is the prefill of :math:`P`
+tokens. Reload grows linearly in :math:`P`; recompute has a floor (the weights are read at least
+once) and then grows like :math:`(2 N P + n_q (d_k + d_v) L\\,P(P+1))/\\Pi` (matmul parameters
+:math:`N`, causal attention, peak FLOP/s :math:`\\Pi`). When the tier's time per token,
+:math:`k/\\beta` (KV bytes per token per device over bandwidth), is below :math:`2N/\\Pi`,
+reload wins at every length (host DRAM: 2.05 us against 14.1 us per token for Llama 3.1 8B on
+an H100); otherwise recompute wins in a middle band and reload again beyond
+:math:`P^* + 1 = \\Pi\\,(k/\\beta - 2N/\\Pi) / (n_q (d_k + d_v) L)`.
+
+References
+----------
+.. [1] AI Frontier Korea, "EP 112. What Happens Inside an AI Chip: From KV Cache to Roofline",
+   2026, sections 8.2-8.4 (seed digest S60-S63).
+.. [2] R. Qin et al., "Mooncake: A KVCache-centric Disaggregated Architecture for LLM
+   Serving", arXiv:2407.00079, 2024 (KV pool in CPU DRAM and SSD).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import (
+    CatalogError,
+    DoesNotFitError,
+    NotPublishedError,
+    TokenomicsError,
+    UnknownEntryError,
+)
+from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
+from tokenomics.data.catalog import hardware as _catalog_hardware
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import Hardware, rental_price
+from tokenomics.physics.memory import kv_per_sequence_bytes
+from tokenomics.physics.step import prefill
+
+_TIER_KEYS = ("title", "capacity", "capacity_per", "gpus_per_node", "read_bandwidth",
+              "bandwidth_direction", "bandwidth_per", "latency", "holding_cost",
+              "purchase_price", "service_life", "note")
+_REQUIRED = ("title", "capacity", "capacity_per", "read_bandwidth", "bandwidth_direction",
+             "bandwidth_per", "latency", "holding_cost")
+_BOUNDS = {  # canonical unit, plausible range
+    "capacity": ("B", 1e9, 1e16),
+    "read_bandwidth": ("B/s", 1e8, 1e13),
+    "latency": ("s", 1e-9, 1.0),
+    "holding_cost": ("USD/B/s", 1e-21, 1e-12),
+    "purchase_price": ("USD/B", 1e-12, 1e-7),
+    "service_life": ("s", 3.0e7, 5.0e8),
+}
+
+
+def _money(x: Any, name: str, unit: str) -> float:
+    """One non-negative amount in ``unit`` (a price, a rate), as a float."""
+    arr = V.non_negative(x, name, unit)
+    if arr.size != 1:
+        raise TokenomicsError(f"{name} must be a single number [{unit}], got {x!r}")
+    return float(arr.reshape(()))
+
+
+def _one(x: Any, name: str, minimum: float = 1, unit: str = "count") -> int:
+    """One whole number >= ``minimum`` (tokens, a batch), as an int."""
+    arr = V.counts(x, name, minimum=minimum, unit=unit)
+    if arr.size != 1:
+        raise TokenomicsError(f"{name} must be a single whole number, got {x!r}")
+    return int(arr.reshape(()))
+
+
+# --------------------------------------------------------------------------------------------
+# Tiers
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tier:
+    """One memory tier a KV cache can wait in, in canonical units.
+
+    Attributes
+    ----------
+    name, title : str
+    capacity_bytes : float
+        What the tier holds [B], per ``capacity_per``; ``inf`` when capacity is bought as needed.
+    capacity_per : {"gpu", "node", "unbounded"}
+    gpus_per_node : int
+        GPUs sharing a per-node capacity (1 otherwise).
+    read_bytes_per_s : float
+        Bandwidth from the tier into **one GPU's** HBM, per direction [B/s]: every GPU of a
+        replica loads its own KV shard over its own path in parallel.
+    latency_s : float
+        Latency floor of one transfer [s].
+    usd_per_byte_s : float or None
+        Holding cost [USD/B/s] (1 USD/GB-hour = 2.78e-13 USD/B/s); None when not published.
+    sources : Mapping[str, str]
+        Field -> bibliography key.
+    notes : str
+    """
+
+    name: str
+    title: str
+    capacity_bytes: float
+    capacity_per: str
+    read_bytes_per_s: float
+    latency_s: float
+    usd_per_byte_s: float | None
+    gpus_per_node: int = 1
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if self.capacity_per not in ("gpu", "node", "unbounded"):
+            raise TokenomicsError(f"tier {self.name!r}: capacity_per must be 'gpu', 'node' or "
+                                  f"'unbounded', got {self.capacity_per!r}")
+        for name in ("read_bytes_per_s", "capacity_bytes"):
+            v = getattr(self, name)
+            if not v > 0:
+                raise TokenomicsError(f"tier {self.name!r}: {name} must be > 0, got {v!r}")
+        if not (self.latency_s >= 0 and math.isfinite(self.latency_s)):
+            raise TokenomicsError(f"tier {self.name!r}: latency_s must be >= 0 seconds, "
+                                  f"got {self.latency_s!r}")
+        if self.usd_per_byte_s is not None and not (self.usd_per_byte_s >= 0
+                                                    and math.isfinite(self.usd_per_byte_s)):
+            raise TokenomicsError(f"tier {self.name!r}: usd_per_byte_s must be >= 0 [USD/B/s], "
+                                  f"got {self.usd_per_byte_s!r}")
+
+    @property
+    def capacity_per_gpu_bytes(self) -> float:
+        """Capacity one GPU can count on [B] (a node's capacity split over its GPUs)."""
+        return self.capacity_bytes / (self.gpus_per_node if self.capacity_per == "node" else 1)
+
+    @property
+    def usd_per_gb_hour(self) -> float | None:
+        """Holding cost in the unit prices are quoted in [USD/GB/hour]."""
+        return None if self.usd_per_byte_s is None else self.usd_per_byte_s * 1e9 * 3600.0
+
+    def holding_usd_per_byte_s(self) -> float:
+        """Holding cost [USD/B/s]; raises :class:`NotPublishedError` when none is sourced."""
+        if self.usd_per_byte_s is None:
+            raise NotPublishedError(
+                f"tier {self.name!r}: no sourced holding cost (kv_tiers.toml says 'not "
+                "published'); pass tier_usd_per_byte_s or a Tier with usd_per_byte_s")
+        return self.usd_per_byte_s
+
+
+def _err(path: Path, fld: str, msg: str) -> CatalogError:
+    return CatalogError(f"{path}: field {fld}: {msg}")
+
+
+def _check_tier_keys(f: str, raw: Any, path: Path) -> None:
+    """Reject a tier table with unknown, missing or mistyped keys, or a layout not modelled."""
+    if not isinstance(raw, Mapping):
+        raise _err(path, f, "must be a table")
+    unknown = sorted(set(raw) - set(_TIER_KEYS))
+    if unknown:
+        raise _err(path, f"{f}.{unknown[0]}", f"unknown key; allowed keys: {', '.join(_TIER_KEYS)}")
+    for k in _REQUIRED:
+        if k not in raw:
+            raise _err(path, f"{f}.{k}", "required key is missing (write \"not published\" "
+                                         "where no source gives it)")
+    for k in ("title", "capacity_per", "bandwidth_direction", "bandwidth_per"):
+        if not isinstance(raw[k], str):
+            raise _err(path, f"{f}.{k}", f"must be a string, got {raw[k]!r}")
+    if raw["capacity_per"] not in ("gpu", "node", "unbounded"):
+        raise _err(path, f"{f}.capacity_per",
+                   f"{raw['capacity_per']!r} is not one of gpu, node, unbounded")
+    if raw["bandwidth_direction"] not in ("bidirectional", "per_direction"):
+        raise _err(path, f"{f}.bandwidth_direction",
+                   f"{raw['bandwidth_direction']!r} is not one of bidirectional, per_direction")
+    if raw["bandwidth_per"] != "gpu":
+        raise _err(path, f"{f}.bandwidth_per", f"{raw['bandwidth_per']!r}: only 'gpu' (a path "
+                   "into each GPU) is modelled; divide a shared path's bandwidth by its GPUs")
+
+
+def _tier_quantity(raw: Mapping[str, Any], key: str, f: str, path: Path,
+                   sources: Mapping[str, Any]) -> float | None:
+    """One sourced number of a tier table in its canonical unit (``_BOUNDS``); None if absent."""
+    unit, lo, hi = _BOUNDS[key]
+    if key not in raw:
+        return None
+    return sourced_quantity(raw[key], f"{f}.{key}", path, unit, lo, hi, sources)
+
+
+def _tier_capacity(raw: Mapping[str, Any], f: str, path: Path,
+                   sources: Mapping[str, Any]) -> tuple[float, int]:
+    """Capacity [B] (``inf`` when unbounded) and the GPUs sharing it."""
+    if raw["capacity_per"] == "unbounded":
+        if raw["capacity"] != "unbounded":
+            raise _err(path, f"{f}.capacity", "capacity_per = 'unbounded' needs capacity = "
+                                              "\"unbounded\"")
+        capacity = math.inf
+    else:
+        capacity = float(_tier_quantity(raw, "capacity", f, path, sources))  # type: ignore[arg-type]
+    gpn = raw.get("gpus_per_node", 1)
+    if raw["capacity_per"] == "node" and "gpus_per_node" not in raw:
+        raise _err(path, f"{f}.gpus_per_node", "required when capacity_per = 'node'")
+    if isinstance(gpn, bool) or not isinstance(gpn, int) or gpn < 1:
+        raise _err(path, f"{f}.gpus_per_node", f"must be a positive integer, got {gpn!r}")
+    return capacity, gpn
+
+
+def _tier_holding(raw: Mapping[str, Any], f: str, path: Path,
+                  sources: Mapping[str, Any]) -> float | None:
+    """Holding cost [USD/B/s] or None ("not published"), checked against price / life."""
+    if raw["holding_cost"] == "not published":
+        holding = None
+    elif isinstance(raw["holding_cost"], str):
+        raise _err(path, f"{f}.holding_cost", f"string {raw['holding_cost']!r} is not allowed; "
+                   "use a {value, unit, source} table or \"not published\"")
+    else:
+        holding = _tier_quantity(raw, "holding_cost", f, path, sources)
+    price = _tier_quantity(raw, "purchase_price", f, path, sources)
+    life = _tier_quantity(raw, "service_life", f, path, sources)
+    if (price is None) != (life is None):
+        raise _err(path, f"{f}.{'service_life' if life is None else 'purchase_price'}",
+                   "purchase_price and service_life go together")
+    if price is not None and life is not None:
+        if holding is None or abs(holding - price / life) > 0.01 * price / life:
+            raise _err(path, f"{f}.holding_cost",
+                       f"{holding!r} USD/B/s is not purchase_price / service_life = "
+                       f"{price / life:.4g} USD/B/s ({price / life * 3.6e12:.4g} USD/GB/hour)")
+    return holding
+
+
+def _parse_tier(name: str, raw: Any, path: Path, sources: Mapping[str, Any]) -> Tier:
+    """One ``[tiers.<name>]`` table as a :class:`Tier` (bandwidth per direction)."""
+    f = f"tiers.{name}"
+    _check_tier_keys(f, raw, path)
+    capacity, gpn = _tier_capacity(raw, f, path, sources)
+    bw = float(_tier_quantity(raw, "read_bandwidth", f, path, sources))  # type: ignore[arg-type]
+    if raw["bandwidth_direction"] == "bidirectional":
+        bw /= 2.0
+    latency = float(_tier_quantity(raw, "latency", f, path, sources))  # type: ignore[arg-type]
+    holding = _tier_holding(raw, f, path, sources)
+    note = raw.get("note", "")
+    used = {k: str(raw[k]["source"]) for k in _BOUNDS if isinstance(raw.get(k), Mapping)}
+    return Tier(name=name, title=raw["title"], capacity_bytes=capacity,
+                capacity_per=raw["capacity_per"], read_bytes_per_s=bw, latency_s=latency,
+                usd_per_byte_s=holding, gpus_per_node=gpn, sources=MappingProxyType(used),
+                notes=str(note))
+
+
+def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
+    """Read and validate ``kv_tiers.toml`` of a data folder (HBM excluded: see :func:`hbm_tier`).
+
+    Parameters
+    ----------
+    folder : Path or str, optional
+        Folder holding ``kv_tiers.toml`` and its bibliography ``sources*.toml``; default the
+        bundled ``price_catalog``.
+
+    Returns
+    -------
+    dict of str to Tier
+
+    Raises
+    ------
+    CatalogError
+        Naming the file and the field: unknown or missing key, a unit of the wrong dimension,
+        an unresolved source, an implausible value, a holding cost that is not the purchase
+        price over the service life.
+
+    Examples
+    --------
+    >>> t = load_kv_tiers()
+    >>> t["dram"].read_bytes_per_s / 1e9      # PCIe Gen5 x16: 128 GB/s both ways
+    64.0
+    """
+    return _read_kv_tiers_file(folder)[0]
+
+
+def _read_kv_tiers_file(folder: Path | str | None
+                        ) -> tuple[dict[str, Tier], tuple[float, str, str]]:
+    """Validate the whole ``kv_tiers.toml``: its tiers (HBM excluded) and its stated miss price
+    ``(USD/token, source key, note)``, which the retention policy reads."""
+    folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
+    path = folder / "kv_tiers.toml"
+    data = read_toml(path)
+    if data.get("schema") != 1:
+        raise _err(path, "schema", f"must be 1, got {data.get('schema')!r}")
+    unknown = sorted(set(data) - {"schema", "tiers", "retention"})
+    if unknown:
+        raise _err(path, unknown[0], "unknown key; allowed: schema, tiers, retention")
+    tiers = data.get("tiers")
+    if not isinstance(tiers, Mapping) or not tiers:
+        raise _err(path, "tiers", "a [tiers.<name>] table per tier is required")
+    sources = data_sources(folder)
+    out: dict[str, Tier] = {}
+    for name, raw in tiers.items():
+        if name == "hbm":
+            if not isinstance(raw, Mapping) or raw.get("derived_from") != "hardware":
+                raise _err(path, "tiers.hbm.derived_from", "HBM comes from the hardware "
+                           "catalog: write derived_from = \"hardware\" and no numbers")
+            extra = sorted(set(raw) - {"title", "derived_from", "note"})
+            if extra:
+                raise _err(path, f"tiers.hbm.{extra[0]}", "HBM takes no numbers here (its "
+                           "capacity, bandwidth and price come from the hardware catalog)")
+            continue
+        out[name] = _parse_tier(name, raw, path, sources)
+    return out, _parse_retention(data.get("retention"), path, sources)
+
+
+def _parse_retention(raw: Any, path: Path, sources: Mapping[str, Any]) -> tuple[float, str, str]:
+    """The ``[retention]`` table: miss price [USD/token], its source key and its note."""
+    if raw is None:
+        raise _err(path, "retention", "a [retention] table with miss_price (the stated price "
+                   "of a KV-cache miss, USD per token of context) is required")
+    if not isinstance(raw, Mapping):
+        raise _err(path, "retention", "must be a table")
+    unknown = sorted(set(raw) - {"miss_price"})
+    if unknown:
+        raise _err(path, f"retention.{unknown[0]}", "unknown key; allowed: miss_price")
+    if "miss_price" not in raw:
+        raise _err(path, "retention.miss_price", "required key is missing (USD per token of "
+                   "the session's context, e.g. {value = 8.4, unit = \"USD/Mtok\", ...})")
+    v = sourced_quantity(raw["miss_price"], "retention.miss_price", path, "USD/token",
+                         0.0, 1e-3, sources)
+    entry = raw["miss_price"]
+    return float(v), str(entry["source"]), str(entry.get("note", ""))
+
+
+@lru_cache(maxsize=1)
+def _bundled_tiers() -> Mapping[str, Tier]:
+    return MappingProxyType(load_kv_tiers())
+
+
+def _rental_usd_per_hour(hw: Hardware) -> float:
+    """The catalog's latest rental price of a device [USD/hour]."""
+    return float(rental_price(hw).usd)
+
+
+def _hardware(hw: Hardware | str) -> Hardware:
+    return hw if isinstance(hw, Hardware) else _catalog_hardware(hw)
+
+
+def hbm_usd_per_byte_s(hardware: Hardware | str = "h100-sxm",
+                       usd_per_device_hour: float | None = None) -> float:
+    """Opportunity cost of holding a byte in HBM for a second [USD/B/s].
+
+    Parameters
+    ----------
+    hardware : Hardware or str
+    usd_per_device_hour : float, optional
+        Rental price [USD/hour]; default the catalog's latest rental price of the device
+        (:func:`tokenomics.rental_price`).
+
+    Returns
+    -------
+    float
+        :math:`p / (3600\\,C_\\mathrm{HBM})` [USD/B/s].
+
+    Notes
+    -----
+    A byte of KV held in HBM keeps that byte from serving other requests; renting the device
+    buys its whole HBM, so the byte's share of the rent is the price over the capacity. The
+    number is not stored in ``kv_tiers.toml`` because it follows the device and its price.
+
+    Examples
+    --------
+    >>> round(hbm_usd_per_byte_s("h100-sxm") * 1e9 * 3600, 5)    # $3.78/h / 80 GB
+    0.04725
+    """
+    hw = _hardware(hardware)
+    p = (_rental_usd_per_hour(hw) if usd_per_device_hour is None
+         else _money(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
+    return p / 3600.0 / hw.mem_capacity_bytes
+
+
+def hbm_tier(hardware: Hardware | str = "h100-sxm",
+             usd_per_device_hour: float | None = None) -> Tier:
+    """The HBM of a device as a :class:`Tier` (capacity, bandwidth and price from its catalog).
+
+    Examples
+    --------
+    >>> t = hbm_tier("h100-sxm")
+    >>> t.capacity_bytes / 1e9, round(t.usd_per_gb_hour, 5)
+    (80.0, 0.04725)
+    """
+    hw = _hardware(hardware)
+    src = {"capacity": hw.sources.get("memory.capacity", ""),
+           "read_bandwidth": hw.sources.get("memory.bandwidth", "")}
+    if usd_per_device_hour is None:
+        src["holding_cost"] = rental_price(hw).source
+    return Tier(name="hbm", title=f"{hw.name} HBM", capacity_bytes=hw.mem_capacity_bytes,
+                capacity_per="gpu", read_bytes_per_s=hw.mem_bw_bytes_per_s, latency_s=0.0,
+                usd_per_byte_s=hbm_usd_per_byte_s(hw, usd_per_device_hour),
+                sources=MappingProxyType(src),
+                notes="opportunity cost: rental price per hour / HBM capacity")
+
+
+def kv_tiers(hardware: Hardware | str = "h100-sxm") -> Mapping[str, Tier]:
+    """Every KV tier, HBM of ``hardware`` first, then the bundled ``kv_tiers.toml``.
+
+    Examples
+    --------
+    >>> list(kv_tiers())
+    ['hbm', 'dram', 'grace_lpddr', 'ssd', 'network']
+    """
+    return MappingProxyType({"hbm": hbm_tier(hardware), **_bundled_tiers()})
+
+
+def tier(name: str | Tier, hardware: Hardware | str = "h100-sxm") -> Tier:
+    """One tier by name (``"hbm"``, ``"dram"``, ``"grace_lpddr"``, ``"ssd"``, ``"network"``).
+
+    A :class:`Tier` passes through, so functions taking a tier accept either.
+
+    Raises
+    ------
+    UnknownEntryError
+        For an unknown name, listing the known ones and the closest match.
+
+    Examples
+    --------
+    >>> tier("ssd").read_bytes_per_s / 1e9
+    14.0
+    """
+    if isinstance(name, Tier):
+        return name
+    if name == "hbm":
+        return hbm_tier(hardware)
+    tiers = _bundled_tiers()
+    if not isinstance(name, str) or name not in tiers:
+        known = ["hbm", *tiers]
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "."
+        raise UnknownEntryError(f"unknown KV tier {name!r}{hint} Known tiers: "
+                                f"{', '.join(known)}")
+    return tiers[name]
+
+
+def _offload_tier(name: str | Tier, hw: Hardware) -> Tier:
+    t = tier(name, hw)
+    if t.name == "hbm":
+        raise TokenomicsError("tier 'hbm' is where the KV is used, not where it is reloaded "
+                              "from; choose an offload tier: " + ", ".join(_bundled_tiers()))
+    return t
+
+
+def _check_capacity(t: Tier, kv_per_device: Any) -> None:
+    """A tier must hold what each GPU offloads into it."""
+    cap = t.capacity_per_gpu_bytes
+    over = np.asarray(kv_per_device, float) > cap
+    if np.any(over):
+        v = float(np.asarray(kv_per_device, float)[over].flat[0])
+        raise DoesNotFitError(
+            f"tier {t.name!r} gives each GPU {cap / 1e9:.4g} GB; the KV to hold is "
+            f"{v / 1e9:.4g} GB per device: use a larger tier or more devices")
+
+
+# --------------------------------------------------------------------------------------------
+# Reload or recompute (S63)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReloadOrRecompute:
+    """Reloading a prefix's KV from a tier against recomputing it, per replica.
+
+    Attributes
+    ----------
+    tier : str
+    prefix_tokens : array
+        [token]
+    kv_bytes_per_device : array
+        KV of the prefix one device holds (and reloads) [B].
+    reload_s, recompute_s : array
+        Reload: latency + bytes / per-GPU bandwidth; recompute: prefill time [s].
+    faster : array of str
+        ``"reload"`` or ``"recompute"``.
+    speedup : array
+        ``recompute_s / reload_s``.
+    breakeven_tokens : float
+        Shortest prefix from which reloading is faster at every longer length up to the model's
+        maximum context [token]; 1 when reloading always wins, ``inf`` when it still loses at
+        the maximum context.
+    """
+
+    tier: str
+    prefix_tokens: Any
+    kv_bytes_per_device: Any
+    reload_s: Any
+    recompute_s: Any
+    faster: Any
+    speedup: Any
+    breakeven_tokens: float
+
+
+def _reload_s(dep: Deployment, t: Tier, tokens: Any, batch: float) -> np.ndarray:
+    kv = batch * np.asarray(kv_per_sequence_bytes(dep, tokens), float)
+    return np.asarray(t.latency_s + kv / t.read_bytes_per_s, float)
+
+
+def _breakeven_tokens(dep: Deployment, t: Tier, batch: float, points: int = 160) -> float:
+    top = dep.model.max_context
+    grid = np.unique(np.round(np.geomspace(1, top, points)))
+
+    def diff(p: Any) -> np.ndarray:
+        rec = np.asarray(prefill(dep, p, batch, on_oom="mark").time_s, float)
+        return _reload_s(dep, t, p, batch) - rec
+
+    d = diff(grid)
+    if d[-1] > 0:
+        return math.inf
+    loses = np.nonzero(d > 0)[0]
+    if loses.size == 0:
+        return 1.0
+    lo, hi = int(grid[loses[-1]]), int(grid[loses[-1] + 1])   # d(lo) > 0 >= d(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if float(diff(mid)) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)
+
+
+def reload_or_recompute(dep: Deployment, prefix_tokens: Any, tier: str | Tier = "dram",
+                        batch: int = 1) -> ReloadOrRecompute:
+    """Time to reload a prefix's KV from a tier against recomputing it, and the break-even.
+
+    Parameters
+    ----------
+    dep : Deployment
+    prefix_tokens : int or array_like
+        Prefix length per sequence [token], >= 1.
+    tier : str or Tier
+        Where the KV waits (default ``"dram"``: host memory over PCIe Gen5 x16).
+    batch : int
+        Sequences reloaded (or recomputed) together, >= 1.
+
+    Returns
+    -------
+    ReloadOrRecompute
+        Scalars in, floats out.
+
+    Raises
+    ------
+    DoesNotFitError
+        When the prefix's KV per device exceeds what the tier gives one GPU (or the prefill
+        does not fit the devices).
+
+    Notes
+    -----
+    :math:`t_\\mathrm{reload} = \\ell + B\\,K_\\mathrm{seq,dev}(P)/\\beta`, with
+    :math:`K_\\mathrm{seq,dev}` from :func:`tokenomics.physics.memory.kv_per_sequence_bytes` (KV heads
+    replicated under tensor parallelism are reloaded by each device holding them) and
+    :math:`\\beta` the tier's bandwidth **per GPU** (each device loads its shard over its own
+    PCIe link, C2C link, drive or NIC, in parallel). :math:`t_\\mathrm{recompute}` is
+    :func:`tokenomics.prefill` of the prefix (cold). The break-even is found on a logarithmic
+    grid of prefix lengths up to the model's maximum context and refined by bisection.
+
+    References
+    ----------
+    .. [1] Seed digest S63: "reloading KV from DRAM or SSD usually beats recomputing it".
+    .. [2] R. Qin et al., Mooncake, arXiv:2407.00079, 2024.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> r = reload_or_recompute(tk.Deployment("llama-3.1-8b", "h100-sxm"), 32_768)
+    >>> r.faster, round(r.reload_s, 3), r.breakeven_tokens    # 4.3 GB over 64 GB/s
+    ('reload', 0.067, 1.0)
+    """
+    P = V.counts(prefix_tokens, "prefix_tokens", unit="token")
+    b = float(_one(batch, "batch"))
+    t = _offload_tier(tier, dep.hardware)
+    V.context_within(dep.model, P, dep.allow_beyond_max_context, "prefix_tokens")
+    kv = b * np.asarray(kv_per_sequence_bytes(dep, P), float)
+    _check_capacity(t, kv)
+    recompute = np.asarray(prefill(dep, P, b).time_s, float)
+    reload = _reload_s(dep, t, P, b)
+    S = V.scalar_or_array
+    faster = np.where(reload <= recompute, "reload", "recompute")
+    return ReloadOrRecompute(
+        tier=t.name, prefix_tokens=S(P), kv_bytes_per_device=S(kv), reload_s=S(reload),
+        recompute_s=S(recompute), faster=faster.item() if faster.ndim == 0 else faster,
+        speedup=S(recompute / reload), breakeven_tokens=_breakeven_tokens(dep, t, b))
+
+
+__all__ = ["ReloadOrRecompute", "Tier", "hbm_tier", "hbm_usd_per_byte_s", "kv_tiers",
+           "load_kv_tiers", "reload_or_recompute", "tier"]

@@ -1,0 +1,304 @@
+"""The command line's grammar: each subcommand's arguments, defaults and help text.
+
+:func:`tokenomics.surfaces.cli.build_parser` makes the ``tokenomics`` parser from
+:func:`add_subcommands`, handing it the function that runs each subcommand. Only the standard
+library (and the library's exceptions) is imported here, so ``tokenomics --help`` loads no
+numerical library.
+
+Units are in the option names and help texts: ``--reserve-gb`` [GB = 1e9 B], ``--overhead-ms``
+[ms], ``--link-gbps`` [Gb/s per direction], ``--price`` [USD per device-hour], ``--ttft`` and
+``--tpot`` [s], ``--gap-median-min`` [min]; token counts are whole numbers of tokens.
+
+References
+----------
+.. [1] Python Software Foundation, "argparse: parser for command-line options, arguments and
+   subcommands", Python 3.11 standard library documentation.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tokenomics.core.errors import TokenomicsError
+
+__all__ = ["SUBCOMMANDS", "add_subcommands"]
+
+#: The subcommands, in the order ``tokenomics --help`` lists them.
+SUBCOMMANDS = ("hardware", "models", "fit", "decode", "prefill", "roofline", "frontier", "cost",
+               "disagg", "retention", "calibrate", "report")
+
+
+def add_subcommands(sub: Any, commands: Mapping[str, Callable[..., Any]]) -> None:
+    """Add every subcommand of :data:`SUBCOMMANDS` to an argparse subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        From ``ArgumentParser.add_subparsers``.
+    commands : mapping of str to callable
+        Subcommand name -> the function that runs it, given the parsed
+        :class:`argparse.Namespace`; stored as the subcommand's ``func`` default.
+
+    Raises
+    ------
+    TokenomicsError
+        When ``commands`` lacks a subcommand or names one that does not exist.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(prog="tokenomics")
+    >>> run = {name: print for name in SUBCOMMANDS}
+    >>> add_subcommands(p.add_subparsers(dest="command"), run)
+    >>> a = p.parse_args(["decode", "llama-3.1-8b", "h100-sxm", "--batch", "1", "8"])
+    >>> a.batch, a.context, a.tp, a.func is print
+    ([1, 8], [8192], 1, True)
+    """
+    missing = [n for n in SUBCOMMANDS if n not in commands]
+    unknown = sorted(set(commands) - set(SUBCOMMANDS))
+    if missing or unknown:
+        raise TokenomicsError(f"commands must map each of {', '.join(SUBCOMMANDS)} to a function"
+                              f"; missing: {', '.join(missing) or 'none'}, unknown: "
+                              f"{', '.join(unknown) or 'none'}")
+    for name in SUBCOMMANDS:
+        _ADD[name](sub, commands[name])
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments several subcommands share
+# --------------------------------------------------------------------------------------------
+def _output_arguments(p: argparse.ArgumentParser) -> None:
+    """``--csv PATH`` and ``--json PATH``: where to write the table too."""
+    p.add_argument("--csv", metavar="PATH", help="also write the table as CSV")
+    p.add_argument("--json", metavar="PATH", help="also write the table as JSON records")
+
+
+def _deployment_arguments(p: argparse.ArgumentParser) -> None:
+    """Model, hardware, layout, formats, efficiency and memory options of a Deployment."""
+    p.add_argument("model", help="model id or alias (see `tokenomics models`)")
+    p.add_argument("hardware", help="hardware id or alias (see `tokenomics hardware`)")
+    p.add_argument("--tp", type=int, default=1,
+                   help="tensor-parallel degree (default 1; report: smallest that fits)")
+    p.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
+    p.add_argument("--ep", type=int, default=1,
+                   help="expert parallelism: 1 (experts tensor-parallel) or equal to --tp")
+    p.add_argument("--dp-attention", type=int, default=1,
+                   help="attention data-parallel degree inside a stage (divides --tp)")
+    p.add_argument("--overlap", type=float, default=0.0,
+                   help="fraction of communication hidden behind compute (default 0)")
+    p.add_argument("--allreduce", default="auto",
+                   choices=["auto", "ring", "tree", "one_shot", "two_shot"],
+                   help="all-reduce algorithm (default auto: the fastest per message)")
+    p.add_argument("--weight-dtype", help="weight format (default: the model's release)")
+    p.add_argument("--kv-dtype", default="bf16", help="KV-cache format (default bf16)")
+    p.add_argument("--act-dtype", default="bf16", help="activation format (default bf16)")
+    p.add_argument("--compute-dtype", help="matrix-unit format (default: activation format)")
+    p.add_argument("--efficiency", choices=["calibrated", "roofline"], default="calibrated",
+                   help="efficiency preset: the calibrated forecast (default) or the pure "
+                        "roofline bound; --mfu/--mbu/--overhead-ms override its fields")
+    p.add_argument("--mfu", type=float, help="achieved fraction of peak FLOP/s")
+    p.add_argument("--mbu", type=float, help="achieved fraction of bandwidth")
+    p.add_argument("--overhead-ms", type=float, help="fixed time per step [ms]")
+    p.add_argument("--usable-fraction", type=float, default=0.9,
+                   help="usable fraction of device memory (default 0.9)")
+    p.add_argument("--reserve-gb", type=float, default=0.0,
+                   help="runtime reserve per device [GB] (default 0)")
+    p.add_argument("--allow-beyond-max-context", action="store_true",
+                   help="permit contexts beyond the model's maximum")
+
+
+# --------------------------------------------------------------------------------------------
+# One function per subcommand: its arguments, defaults, help and example
+# --------------------------------------------------------------------------------------------
+def _hardware(sub: Any, run: Callable[..., Any]) -> None:
+    """``hardware [ID]``: the accelerator table, or one entry with its sources."""
+    h = sub.add_parser("hardware", help="list accelerators or show one with sources",
+                       epilog="examples: tokenomics hardware; tokenomics hardware mi355x")
+    h.add_argument("id", nargs="?", help="hardware id or alias")
+    h.add_argument("--all-columns", action="store_true", help="every column of the table")
+    _output_arguments(h)
+    h.set_defaults(func=run)
+
+
+def _models(sub: Any, run: Callable[..., Any]) -> None:
+    """``models [ID]``: the model table, or one entry with its sources."""
+    m = sub.add_parser("models", help="list models or show one with sources",
+                       epilog="examples: tokenomics models; tokenomics models deepseek-v3")
+    m.add_argument("id", nargs="?", help="model id or alias")
+    _output_arguments(m)
+    m.set_defaults(func=run)
+
+
+def _fit(sub: Any, run: Callable[..., Any]) -> None:
+    """``fit MODEL HARDWARE``: memory per device over ``--batch`` x ``--context`` [token]."""
+    f = sub.add_parser("fit", help="memory per device: weights, KV, workspace; max batch",
+                       epilog="example: tokenomics fit llama-3.1-405b h100-sxm --tp 8 --pp 5 "
+                              "--batch 32 --context 131072 --multiple-of 8")
+    _deployment_arguments(f)
+    f.add_argument("--batch", type=int, nargs="+", default=[1])
+    f.add_argument("--context", type=int, nargs="+", default=[8192])
+    f.add_argument("--multiple-of", type=int, default=1, help="round min_devices up to this")
+    _output_arguments(f)
+    f.set_defaults(func=run)
+
+
+def _decode(sub: Any, run: Callable[..., Any]) -> None:
+    """``decode MODEL HARDWARE``: step time and throughput over batch x context."""
+    d = sub.add_parser("decode", help="decode step time and throughput over batch x context",
+                       epilog="example: tokenomics decode llama-3.1-70b h200 --weight-dtype fp8 "
+                              "--kv-dtype fp8 --batch 1 8 64 --context 8192")
+    _deployment_arguments(d)
+    d.add_argument("--batch", type=int, nargs="+", default=[1, 8, 32, 64])
+    d.add_argument("--context", type=int, nargs="+", default=[8192])
+    _output_arguments(d)
+    d.set_defaults(func=run)
+
+
+def _prefill(sub: Any, run: Callable[..., Any]) -> None:
+    """``prefill MODEL HARDWARE``: TTFT over ``--prompt`` [token] x ``--batch``."""
+    pf = sub.add_parser("prefill", help="prefill time (TTFT), optionally on a cached prefix",
+                        epilog="example: tokenomics prefill llama-3.1-8b h100-sxm --prompt 8192")
+    _deployment_arguments(pf)
+    pf.add_argument("--prompt", type=int, nargs="+", default=[8192])
+    pf.add_argument("--batch", type=int, nargs="+", default=[1])
+    pf.add_argument("--cached", type=int, default=0, help="cached prefix tokens")
+    _output_arguments(pf)
+    pf.set_defaults(func=run)
+
+
+def _roofline(sub: Any, run: Callable[..., Any]) -> None:
+    """``roofline MODEL HARDWARE``: the operator table of one phase at one point."""
+    r = sub.add_parser("roofline", help="per-operator FLOPs, bytes, intensity and bound",
+                       epilog="example: tokenomics roofline llama-3.1-70b h100-sxm --tp 4 "
+                              "--phase decode --batch 1 --context 4096")
+    _deployment_arguments(r)
+    r.add_argument("--phase", choices=["decode", "prefill", "midfill"], default="decode")
+    r.add_argument("--batch", type=int, nargs="+", default=[1])
+    r.add_argument("--context", type=int, nargs="+", default=[8192])
+    r.add_argument("--prompt", type=int, default=8192)
+    r.add_argument("--cached", type=int, default=0)
+    _output_arguments(r)
+    r.set_defaults(func=run)
+
+
+def _frontier(sub: Any, run: Callable[..., Any]) -> None:
+    """``frontier MODEL``: the Pareto frontier over ``--hardware`` x ``--tp``."""
+    fr = sub.add_parser("frontier", help="Pareto frontier over hardware and TP degrees",
+                        epilog="example: tokenomics frontier llama-3.3-70b --hardware h100-sxm "
+                               "h200 b200 --tp 1 2 4 8 --weight-dtype fp8 --compute-dtype fp8 "
+                               "--kv-dtype fp8 --context 4096 --slo 100")
+    fr.add_argument("model", help="model id or alias")
+    fr.add_argument("--hardware", nargs="+", default=["h100-sxm", "h200", "b200"])
+    fr.add_argument("--tp", type=int, nargs="+", default=[1, 2, 4, 8])
+    fr.add_argument("--weight-dtype")
+    fr.add_argument("--kv-dtype", default="bf16")
+    fr.add_argument("--compute-dtype")
+    fr.add_argument("--usable-fraction", type=float, default=0.9)
+    fr.add_argument("--efficiency", choices=["calibrated", "roofline"], default="calibrated",
+                    help="efficiency preset (default: the calibrated forecast)")
+    fr.add_argument("--context", type=int, default=4096)
+    fr.add_argument("--slo", type=float, help="tokens/s per user floor: print the best there")
+    _output_arguments(fr)
+    fr.set_defaults(func=run)
+
+
+def _cost(sub: Any, run: Callable[..., Any]) -> None:
+    """``cost MODEL HARDWARE``: USD per million tokens by phase at one decode point."""
+    co = sub.add_parser("cost", help="cost per million tokens by phase, blended, energy",
+                        epilog="example: tokenomics cost llama-3.1-70b h200 --weight-dtype fp8 "
+                               "--compute-dtype fp8 --kv-dtype fp8 --batch 64 --context 4096 "
+                               "--price 3.0 --input-ratio 3 --output-ratio 1 --hit-rate 0.5")
+    _deployment_arguments(co)
+    co.add_argument("--batch", type=int, nargs=1, default=[64])
+    co.add_argument("--context", type=int, nargs=1, default=[4096])
+    co.add_argument("--prompt", type=int, default=None, help="prompt length (default context)")
+    co.add_argument("--price", type=float, help="USD per device-hour (default catalog rental)")
+    co.add_argument("--tier", help="catalog rental tier to use")
+    co.add_argument("--input-ratio", type=float, default=3.0)
+    co.add_argument("--output-ratio", type=float, default=1.0)
+    co.add_argument("--hit-rate", type=float, default=0.0)
+    _output_arguments(co)
+    co.set_defaults(func=run)
+
+
+def _disagg(sub: Any, run: Callable[..., Any]) -> None:
+    """``disagg MODEL HARDWARE``: goodput of split and colocated layouts under SLOs."""
+    dg = sub.add_parser("disagg", help="disaggregated vs colocated goodput under SLOs",
+                        epilog="example: tokenomics disagg llama-3.1-70b h100-sxm --tp 4 "
+                               "--devices 32 --input 2048 --output 256 --ttft 2 --tpot 0.05")
+    _deployment_arguments(dg)
+    dg.add_argument("--devices", type=int, default=32, help="device budget")
+    dg.add_argument("--input", type=int, default=2048, help="input tokens per request")
+    dg.add_argument("--output", type=int, default=256, help="output tokens per request")
+    dg.add_argument("--ttft", type=float, default=2.0, help="TTFT SLO [s]")
+    dg.add_argument("--tpot", type=float, default=0.05, help="TPOT SLO [s]")
+    dg.add_argument("--slo-fraction", type=float, default=0.9)
+    dg.add_argument("--link-gbps", type=float, default=1600.0,
+                    help="prefill-to-decode link per prefill instance [Gb/s per direction]")
+    dg.add_argument("--token-budget", type=int, default=2048,
+                    help="chunked-prefill token budget of the colocated layout")
+    _output_arguments(dg)
+    dg.set_defaults(func=run)
+
+
+def _retention(sub: Any, run: Callable[..., Any]) -> None:
+    """``retention MODEL HARDWARE``: keep, offload or drop a session's KV."""
+    rt = sub.add_parser("retention", help="keep a session's KV in HBM, offload it, or drop "
+                        "it over an idle gap (S62)",
+                        epilog="example: tokenomics retention llama-3.1-70b h100-sxm --tp 8 "
+                               "--context 119000 --tier dram ssd")
+    _deployment_arguments(rt)
+    rt.add_argument("--context", type=int, default=119_000,
+                    help="tokens in the session's KV (default 119000, S61)")
+    rt.add_argument("--tier", nargs="+", default=["dram"],
+                    help="offload tier(s) from price_catalog/kv_tiers.toml (default dram)")
+    rt.add_argument("--miss-usd", type=float, default=None,
+                    help="price of a return that misses HBM [USD] (default: the stated "
+                         "$8.40 per million context tokens; 0 for GPU time only)")
+    rt.add_argument("--price", type=float, help="USD per device-hour (default catalog rental)")
+    rt.add_argument("--gap-median-min", type=float, default=25.0,
+                    help="median idle gap [min] (default 25, S62)")
+    rt.add_argument("--gap-mean-to-median", type=float, default=15.0,
+                    help="mean over median of the gap (default 15, S60)")
+    rt.add_argument("--sessions", type=float, default=100.0,
+                    help="agent sessions per replica, each idling one mean gap per request "
+                         "(default 100): mean idle sessions in HBM and in the tier, and the "
+                         "tier's fraction used (Little's law)")
+    _output_arguments(rt)
+    rt.set_defaults(func=run)
+
+
+def _calibrate(sub: Any, run: Callable[..., Any]) -> None:
+    """``calibrate [--write]``: the fit of the efficiencies to the measurements."""
+    cb = sub.add_parser("calibrate", help="fit efficiencies to the published measurements",
+                        epilog="example: tokenomics calibrate (report); tokenomics calibrate "
+                               "--write (refit and rewrite measurements/calibrated.toml)")
+    cb.add_argument("--write", action="store_true", help="rewrite measurements/calibrated.toml")
+    _output_arguments(cb)
+    cb.set_defaults(func=run)
+
+
+def _report(sub: Any, run: Callable[..., Any]) -> None:
+    """``report MODEL HARDWARE``: a sizing report folder (``--tp`` default: smallest)."""
+    rp = sub.add_parser("report", help="sizing report: text, CSV tables and PNG figures",
+                        epilog="example: tokenomics report llama-3.1-70b h200 --weight-dtype fp8 "
+                               "--compute-dtype fp8 --kv-dtype fp8 --out report")
+    _deployment_arguments(rp)
+    rp.set_defaults(tp=None)
+    rp.add_argument("--context", type=int, nargs=1, default=[8192])
+    rp.add_argument("--prompt", type=int, default=2048, help="prompt length for TTFT")
+    rp.add_argument("--slo", type=float, default=30.0, help="tokens/s per user floor")
+    rp.add_argument("--price", type=float, help="USD per device-hour (default catalog)")
+    rp.add_argument("--out", default="report", help="output folder (default ./report)")
+    _output_arguments(rp)
+    rp.set_defaults(func=run)
+
+
+#: Subcommand name -> the function that adds it.
+_ADD: dict[str, Callable[[Any, Callable[..., Any]], None]] = {
+    "hardware": _hardware, "models": _models, "fit": _fit, "decode": _decode,
+    "prefill": _prefill, "roofline": _roofline, "frontier": _frontier, "cost": _cost,
+    "disagg": _disagg, "retention": _retention, "calibrate": _calibrate, "report": _report,
+}
