@@ -82,13 +82,8 @@ def test_memory_fit_frame():
 
 
 # ---- pooled device counts: a Deployment, or release 0.1's loose arguments ------------------
-from tokenomics.physics.memory import (  # noqa: E402
-    MemoryBudget,
-    accepts_legacy_forms,
-    devices_needed,
-    min_devices,
-    weight_bytes,
-)
+from tokenomics.data.workload import accepts_legacy_forms  # noqa: E402
+from tokenomics.physics.memory import MemoryBudget, devices_needed, min_devices, weight_bytes  # noqa: E402
 
 M405, H100 = tk.model("llama-3.1-405b"), tk.hardware("h100-sxm")
 # S15 by hand: 405,853,388,800 BF16 weights (2 B) plus 32 sequences x 131,072 tokens x

@@ -25,6 +25,7 @@ _EXPORTS = {
     "positive": ".checks",
     "non_negative": ".checks",
     "context_within": ".checks",
+    "open_probability": ".checks",
     "fmt": ".checks",
     "scalar_or_array": ".checks",
     "DType": ".dtypes",

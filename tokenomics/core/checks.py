@@ -66,6 +66,27 @@ def context_within(model: Any, context: np.ndarray, allow_beyond: bool,
             "allow_beyond_max_context=True to extrapolate")
 
 
+def open_probability(x: Any, name: str) -> np.ndarray:
+    """``x`` as an array of probabilities strictly inside (0, 1); raise otherwise.
+
+    For a share of requests that must meet a waiting-time target under Poisson arrivals:
+    some requests always wait longer than any finite bound, so 1 can never be met, and 0 is
+    no target.
+
+    Raises
+    ------
+    TokenomicsError
+        Naming the parameter and the first offending value.
+    """
+    arr = np.asarray(non_negative(x, name, "count"), float)
+    bad = (arr <= 0) | (arr >= 1)
+    if bad.any():
+        raise TokenomicsError(
+            f"{name} must be in (0, 1), got {fmt(arr[bad].flat[0])}: with Poisson arrivals "
+            "some requests always wait longer than any finite bound, so 1 cannot be met")
+    return arr
+
+
 def fmt(v: Any) -> str:
     """A number as a person writes it: 3, 1.5, nan."""
     v = float(v)

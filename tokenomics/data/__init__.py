@@ -58,6 +58,7 @@ _EXPORTS = {
     "SLO": ".workload",
     "Link": ".workload",
     "accepts_legacy": ".workload",
+    "accepts_legacy_forms": ".workload",
 }
 _MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'workload',)
 

@@ -51,7 +51,7 @@ from tokenomics.core.errors import (
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, rental_price
-from tokenomics.physics.memory import accepts_legacy_forms
+from tokenomics.data.workload import accepts_legacy_forms
 from tokenomics.physics.step import decode, prefill
 
 HOURS_PER_YEAR = 8760.0

@@ -75,7 +75,6 @@ _EXPORTS = {
     "memory_fit": ".memory",
     "kv_per_sequence_bytes": ".memory",
     "max_batch": ".memory",
-    "accepts_legacy_forms": ".memory",
     "MemoryBudget": ".memory",
     "devices_needed": ".memory",
     "min_devices": ".memory",

@@ -20,11 +20,8 @@ References
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,11 +32,9 @@ from tokenomics.core.dtypes import dtype as _dtype
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, Model
-from tokenomics.data.workload import accepts_legacy
+from tokenomics.data.workload import accepts_legacy_forms
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer, kv_tokens_held
 from tokenomics.physics.params import param_breakdown
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public name
@@ -304,70 +299,6 @@ def max_batch(dep: Deployment, context_tokens: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 # Release 0.1 call forms
 # --------------------------------------------------------------------------------------------
-def accepts_legacy_forms(old_params: Sequence[str], defaults: Mapping[str, Any],
-                         build: Callable[[dict[str, Any]], dict[str, Any]], marker: str,
-                         new_types: type | tuple[type, ...] | None = None
-                         ) -> Callable[[_F], _F]:
-    """:func:`~tokenomics.data.workload.accepts_legacy`, also for 0.1 calls told by position.
-
-    ``accepts_legacy`` recognises a 0.1 call by a 0.1-only keyword, or by what 0.1 took at
-    the ``marker`` parameter's position (a number, an array). This also recognises one that
-    passes more positional arguments than the new signature takes, and, with ``new_types``,
-    one whose argument at the marker's position is not one of the new objects (a Model where
-    a Deployment now goes). Such a call's positional arguments are named after the 0.1
-    parameters and handed to ``accepts_legacy``, which binds and builds it.
-
-    Parameters
-    ----------
-    old_params, defaults, build, marker
-        As for :func:`~tokenomics.data.workload.accepts_legacy`. Some 0.1-only parameter
-        must come at or before the marker's position (with ``new_types``), else at or before
-        the position just past the new signature's positional parameters, so that the
-        named call is recognised as a 0.1 call.
-    new_types : type or tuple of type, optional
-        What the new signature takes at the marker's position.
-
-    Returns
-    -------
-    decorator
-        The wrapped function shows the new signature (``inspect.signature``).
-
-    Raises
-    ------
-    TokenomicsError
-        At decoration, if the names above are not 0.1-only; at a call, if a 0.1 call gives
-        an argument both by position and by name, or more arguments than 0.1 took.
-    """
-    def decorate(fn: _F) -> _F:
-        via = accepts_legacy(old_params, defaults, build, marker)(fn)
-        params = list(inspect.signature(fn).parameters.values())
-        names = [q.name for q in params]
-        n_pos = sum(q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD) for q in params)
-        at = names.index(marker)
-        first_01 = next((i for i, n in enumerate(old_params) if n not in names), None)
-        if first_01 is None or first_01 > (at if new_types is not None else n_pos):
-            raise TokenomicsError(
-                f"{fn.__name__}: a 0.1 parameter absent from the new signature must come at "
-                f"or before position {at if new_types is not None else n_pos} of "
-                f"{list(old_params)}, so that a named 0.1 call is recognised")
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            typed = new_types is not None and len(args) > at and \
-                not isinstance(args[at], new_types)
-            if not (typed or len(args) > n_pos):
-                return via(*args, **kwargs)
-            named = dict(zip(old_params, args, strict=False))
-            if len(args) > len(old_params) or set(named) & set(kwargs):
-                raise TokenomicsError(
-                    f"{fn.__name__}: {len(args)} positional arguments and "
-                    f"{sorted(kwargs)} do not bind to {fn.__name__}{inspect.signature(fn)} nor "
-                    f"to the 0.1 arguments ({', '.join(old_params)})")
-            return via(**named, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
 
 
 # --------------------------------------------------------------------------------------------

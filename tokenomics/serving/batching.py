@@ -45,7 +45,7 @@ from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.workload import Link
+from tokenomics.data.workload import Link, accepts_legacy_forms
 from tokenomics.physics.engine import (
     StepResult,
     exposed_comm_s,
@@ -54,12 +54,7 @@ from tokenomics.physics.engine import (
     step_seconds,
 )
 from tokenomics.physics.kv import kv_cache_bytes
-from tokenomics.physics.memory import (
-    accepts_legacy_forms,
-    kv_per_sequence_bytes,
-    memory_fit,
-    weight_bytes_per_device,
-)
+from tokenomics.physics.memory import kv_per_sequence_bytes, memory_fit, weight_bytes_per_device
 from tokenomics.physics.operators import OpCost, step_costs
 from tokenomics.physics.params import param_breakdown
 from tokenomics.physics.step import decode, prefill

@@ -340,21 +340,10 @@ def mdl_wait_quantile_s(arrival_rate_per_s: Any, service_time_s: Any, probabilit
     0.334
     """
     lam, S, rho = _rate_and_service(arrival_rate_per_s, service_time_s)
-    p = _prob(probability, "probability")
+    p = V.open_probability(probability, "probability")
     rho, S, p = np.broadcast_arrays(rho, S, p)
     out = _wait_quantile(np.ravel(rho).astype(float), np.ravel(p).astype(float))
     return V.scalar_or_array((out * np.ravel(S)).reshape(rho.shape))
-
-
-def _prob(x: Any, name: str) -> np.ndarray:
-    """``x`` as an array of probabilities strictly inside (0, 1); raise otherwise."""
-    arr = np.asarray(V.non_negative(x, name, "count"), float)
-    bad = (arr <= 0) | (arr >= 1)
-    if bad.any():
-        raise TokenomicsError(
-            f"{name} must be in (0, 1), got {V.fmt(arr[bad].flat[0])}: with Poisson arrivals "
-            "some requests always wait longer than any finite bound, so 1 cannot be met")
-    return arr
 
 
 def _max_rho_for_wait(x: float, p: float) -> float:
@@ -420,7 +409,7 @@ def mdl_max_utilisation(wait_s: Any, service_time_s: Any, probability: Any) -> A
     """
     t = V.non_negative(wait_s, "wait_s", "s")
     S = V.positive(service_time_s, "service_time_s", "s")
-    p = _prob(probability, "probability")
+    p = V.open_probability(probability, "probability")
     t, S, p = np.broadcast_arrays(t, S, p)
     x = t / S
     rho = [_max_rho_for_wait(float(xi), float(pi)) for xi, pi in zip(x.flat, p.flat, strict=True)]

@@ -152,13 +152,7 @@ def request_rates(rate_per_s: Any) -> np.ndarray:
 
 def _slo_fraction(x: Any, name: str) -> float:
     """The share of requests that must meet the TTFT SLO, a float in (0, 1); raise otherwise."""
-    arr = np.asarray(V.non_negative(x, name, "count"), float)
-    bad = (arr <= 0) | (arr >= 1)
-    if bad.any():
-        raise TokenomicsError(
-            f"{name} must be in (0, 1), got {V.fmt(arr[bad].flat[0])}: with Poisson arrivals "
-            "some requests always wait longer than any finite bound, so 1 cannot be met")
-    return single_value(arr, name)
+    return single_value(V.open_probability(x, name), name)
 
 
 def _within_context(dep: Deployment, workload: Workload) -> None:

@@ -65,8 +65,9 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.workload import accepts_legacy_forms
 from tokenomics.physics.engine import OnOOM, check_on_oom
-from tokenomics.physics.memory import MemoryFit, accepts_legacy_forms, ensure_fits, memory_fit
+from tokenomics.physics.memory import MemoryFit, ensure_fits, memory_fit
 from tokenomics.physics.step import decode
 
 Objective = Literal["per_user", "per_device"]
