@@ -7,6 +7,7 @@
 - size gates: complexity <= 15 and <= 8 parameters (ruff C901, PLR0913), no module over 800
   lines, no function over 60 code lines;
 - tests mirror the package: ``tests/<stage>/test_<module>.py`` for every module;
+- no underscore name is imported across modules;
 - the modules docs/architecture.md names exist.
 """
 
@@ -212,3 +213,14 @@ def test_no_stage_or_moved_module_shares_a_name_with_a_top_level_name():
 
     assert not set(tokenomics.STAGES) & set(tokenomics.__all__)
     assert not set(tokenomics._MOVED) & set(tokenomics.__all__)
+
+
+def test_no_underscore_name_crosses_a_module_boundary():
+    # Whatever one module takes from another is part of a named, documented interface.
+    crossing = []
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tokenomics"):
+                crossing += [f"{path.relative_to(ROOT)}:{node.lineno} {node.module}.{a.name}"
+                             for a in node.names if a.name.startswith("_")]
+    assert not crossing, "\n".join(crossing)

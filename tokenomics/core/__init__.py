@@ -25,6 +25,8 @@ _EXPORTS = {
     "positive": ".checks",
     "non_negative": ".checks",
     "context_within": ".checks",
+    "single_amount": ".checks",
+    "single_whole": ".checks",
     "open_probability": ".checks",
     "fmt": ".checks",
     "scalar_or_array": ".checks",

@@ -66,6 +66,35 @@ def context_within(model: Any, context: np.ndarray, allow_beyond: bool,
             "allow_beyond_max_context=True to extrapolate")
 
 
+def single_amount(x: Any, name: str, unit: str) -> float:
+    """One non-negative amount in ``unit`` (a price, a rate), as a float.
+
+    Raises
+    ------
+    TokenomicsError
+        For an array of more than one value, a negative or non-finite value, or a Quantity of
+        the wrong dimension.
+    """
+    arr = non_negative(x, name, unit)
+    if arr.size != 1:
+        raise TokenomicsError(f"{name} must be a single number [{unit}], got {x!r}")
+    return float(arr.reshape(()))
+
+
+def single_whole(x: Any, name: str, minimum: float = 1, unit: str = "count") -> int:
+    """One whole number >= ``minimum`` (tokens, a batch), as an int.
+
+    Raises
+    ------
+    TokenomicsError
+        For an array of more than one value, a fraction, or a value below ``minimum``.
+    """
+    arr = counts(x, name, minimum=minimum, unit=unit)
+    if arr.size != 1:
+        raise TokenomicsError(f"{name} must be a single whole number, got {x!r}")
+    return int(arr.reshape(()))
+
+
 def open_probability(x: Any, name: str) -> np.ndarray:
     """``x`` as an array of probabilities strictly inside (0, 1); raise otherwise.
 

@@ -76,12 +76,10 @@ from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import prefill
 from tokenomics.serving.tiers import (
     Tier,
-    _check_capacity,
-    _money,
-    _offload_tier,
-    _one,
-    _read_kv_tiers_file,
-    _rental_usd_per_hour,
+    check_tier_capacity,
+    offload_tier,
+    read_kv_tiers_file,
+    rental_usd_per_hour,
 )
 
 #: Median gap between two requests of an agent session [s] (S62: "중앙값은 25분").
@@ -137,7 +135,7 @@ def load_retention_defaults(folder: Path | str | None = None) -> RetentionDefaul
     >>> round(d.miss_usd_per_token * 1e6, 2), round(d.miss_usd_per_token * 119_000, 2)
     (8.4, 1.0)
     """
-    miss, source, note = _read_kv_tiers_file(folder)[1]
+    miss, source, note = read_kv_tiers_file(folder)[1]
     return RetentionDefaults(miss_usd_per_token=miss, source=source, note=note)
 
 
@@ -358,7 +356,7 @@ class RetentionPrices:
         for name, unit in _PRICE_UNITS.items():
             v = getattr(self, name)
             if v is not None or name == "wait_usd_per_s":
-                object.__setattr__(self, name, _money(v, name, unit))
+                object.__setattr__(self, name, V.single_amount(v, name, unit))
 
 
 def _prices(prices: RetentionPrices | None, keywords: dict[str, Any]) -> RetentionPrices:
@@ -570,7 +568,7 @@ def _session_kv(dep: Deployment, context_tokens: Any, kv_bytes: Any) -> tuple[fl
             raise TokenomicsError(f"kv_bytes must be a single number [B], got {kv_bytes!r}")
         K = float(k_arr.reshape(()))
     if context_tokens is not None:
-        C = float(_one(context_tokens, "context_tokens", unit="token"))
+        C = float(V.single_whole(context_tokens, "context_tokens", unit="token"))
         V.context_within(dep.model, np.asarray(C), dep.allow_beyond_max_context)
         if kv_bytes is None:
             K = float(kv_per_sequence_bytes(dep, C)) * n
@@ -582,7 +580,7 @@ def _session_kv(dep: Deployment, context_tokens: Any, kv_bytes: Any) -> tuple[fl
 
 def _holding_prices(hw: Hardware, t: Tier, pr: RetentionPrices) -> tuple[float, float, float]:
     """Device-hour price [USD/hour] and the HBM and tier holding costs [USD/B/s]."""
-    p_hour = (_rental_usd_per_hour(hw) if pr.usd_per_device_hour is None
+    p_hour = (rental_usd_per_hour(hw) if pr.usd_per_device_hour is None
               else pr.usd_per_device_hour)
     h_H = (p_hour / 3600.0 / hw.mem_capacity_bytes if pr.hbm_usd_per_byte_s is None
            else pr.hbm_usd_per_byte_s)
@@ -597,7 +595,7 @@ def _miss_events(dep: Deployment, t: Tier, C: float, K: float, p_hour: float,
     n = dep.n_devices
     w = pr.wait_usd_per_s
     m = C * _bundled_retention().miss_usd_per_token if pr.miss_usd is None else pr.miss_usd
-    _check_capacity(t, K / n)
+    check_tier_capacity(t, K / n)
     t_r = t.latency_s + K / n / t.read_bytes_per_s
     t_c = float(prefill(dep, C).time_s)
     gpu_usd_per_s = n * p_hour / 3600.0
@@ -723,7 +721,7 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     """
     pr = _prices(prices, price_keywords)
     hw = dep.hardware
-    t = _offload_tier(tier, hw)
+    t = offload_tier(tier, hw)
     g = GapDistribution.from_median_mean() if gap is None else gap
     if not isinstance(g, GapDistribution):
         raise TokenomicsError(f"gap must be a GapDistribution, got {type(gap).__name__}")

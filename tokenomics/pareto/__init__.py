@@ -10,6 +10,8 @@ Modules
     Decode curves: one deployment's throughput against interactivity, as a polyline.
 ``envelope``
     The upper envelope of decode curves over deployments, and the Pareto set on it.
+``inputs``
+    What a frontier query takes in: deployments, an efficiency preset, device prices, labels.
 ``queries``
     Queries at an interactivity floor (best, cheapest point) and the brute-force sweep.
 ``symbolic``
@@ -27,6 +29,12 @@ _EXPORTS = {
     "frontier": ".envelope",
     "crossings": ".envelope",
     "pareto_mask": ".envelope",
+    "with_efficiency": ".inputs",
+    "efficiency_label": ".inputs",
+    "config_columns": ".inputs",
+    "device_price_usd_per_hour": ".inputs",
+    "deployment_label": ".inputs",
+    "deployments_of": ".inputs",
     "best_at": ".queries",
     "cheapest_at": ".queries",
     "sweep": ".queries",
@@ -34,6 +42,6 @@ _EXPORTS = {
     "roofline_step_time": ".symbolic",
     "ridge_batch": ".symbolic",
 }
-_MODULES = ('curves', 'envelope', 'queries', 'symbolic',)
+_MODULES = ('curves', 'envelope', 'inputs', 'queries', 'symbolic',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

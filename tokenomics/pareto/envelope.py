@@ -33,71 +33,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tokenomics.core.errors import DoesNotFitError, NotPublishedError, TokenomicsError
+from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.specs import rental_price
 from tokenomics.economics.cost import cost_per_million_tokens
 from tokenomics.pareto.curves import DecodeCurve, decode_curve
+from tokenomics.pareto.inputs import (
+    config_columns,
+    deployment_label,
+    deployments_of,
+    device_price_usd_per_hour,
+    with_efficiency,
+)
 
 #: A frontier row before it is dressed: (curve index, batch, step time [s], x, y).
 _Row = tuple[float, float, float, float, float]
-
-
-def _with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]:
-    """Apply an efficiency preset to every deployment (``"deployment"``: keep their own)."""
-    if efficiency == "deployment":
-        return deps
-    from tokenomics.calibration.fitting import efficiency_presets
-    from tokenomics.data.specs import Efficiency
-
-    if isinstance(efficiency, Efficiency):
-        e = efficiency
-    else:
-        presets = efficiency_presets()
-        if efficiency not in presets:
-            raise TokenomicsError(f"efficiency must be 'calibrated', 'roofline', 'deployment' or "
-                                  f"an Efficiency, got {efficiency!r}")
-        e = presets[efficiency]
-    return [d.with_(efficiency=e) for d in deps]
-
-
-def _efficiency_label(dep: Deployment) -> str:
-    """Name of the preset a deployment's efficiency equals, else ``"custom"``."""
-    from tokenomics.calibration.fitting import efficiency_presets
-
-    for name, e in efficiency_presets().items():
-        if dep.efficiency == e:
-            return name
-    return "custom"
-
-
-def _config(dep: Deployment) -> dict[str, Any]:
-    """The configuration columns of a deployment's rows."""
-    return dict(model=dep.model.id, hardware=dep.hardware.id, n_devices=dep.n_devices,
-                tp=dep.tp, pp=dep.pp, ep=dep.ep, dp_attention=dep.dp_attention,
-                weight_dtype=dep.weight_dtype, kv_dtype=dep.kv_dtype,
-                compute_dtype=dep.compute_dtype, efficiency=_efficiency_label(dep))
-
-
-def _price(dep: Deployment, prices: dict[str, float] | None) -> float:
-    """USD per device-hour: ``prices`` by hardware id, else the catalog rental; NaN if none."""
-    if prices and dep.hardware.id in prices:
-        return float(prices[dep.hardware.id])
-    try:
-        return rental_price(dep.hardware).usd
-    except NotPublishedError:
-        return float("nan")
-
-
-def _label(dep: Deployment, speculation: dict[str, float] | None = None) -> str:
-    """A one-line name of a configuration (model, devices, layout, speculation, formats)."""
-    spec = ""
-    if speculation:
-        spec = f" spec k={int(speculation['k'])}"
-    return (f"{dep.model.id} | {dep.n_devices}x{dep.hardware.id} tp{dep.tp}" + spec
-            + (f" pp{dep.pp}" if dep.pp > 1 else "") + (f" ep{dep.ep}" if dep.ep > 1 else "")
-            + (f" dpa{dep.dp_attention}" if dep.dp_attention > 1 else "")
-            + f" {dep.weight_dtype}/{dep.kv_dtype}/{dep.compute_dtype}")
 
 
 def _dominated(x: np.ndarray, y: np.ndarray, rel: float = 1e-12) -> np.ndarray:
@@ -132,22 +81,6 @@ def _overlapping_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.n
     return order[ii], order[jj]
 
 
-def _deployments(obj: Any) -> list[Deployment]:
-    """The deployments of one, an iterable, or a sweep's frame (which carries them)."""
-    if isinstance(obj, Deployment):
-        return [obj]
-    if isinstance(obj, pd.DataFrame):
-        if "_deployment" not in obj.columns:
-            raise TokenomicsError("a DataFrame given to frontier must come from tk.sweep "
-                                  "(it carries the deployments)")
-        seen: dict[int, Deployment] = {}
-        for d in obj["_deployment"]:
-            seen.setdefault(id(d), d)
-        return list(seen.values())
-    deps = list(obj)
-    if not deps or not all(isinstance(d, Deployment) for d in deps):
-        raise TokenomicsError("deployments must be Deployment objects (at least one)")
-    return deps
 
 def _gather_curves(deps: list[Deployment], specs: list[Any], context_tokens: float,
                    on_oom: str) -> tuple[list[DecodeCurve], list[str]]:
@@ -161,7 +94,7 @@ def _gather_curves(deps: list[Deployment], specs: list[Any], context_tokens: flo
                 if on_oom == "raise":
                     raise DoesNotFitError(f"{exc}; pass on_oom='skip' to leave such "
                                           "deployments out of the frontier") from None
-                skipped.append(_label(d, sp))
+                skipped.append(deployment_label(d, sp))
     if not curves:
         raise DoesNotFitError(f"no deployment fits one sequence of {context_tokens:g} tokens: "
                               f"{'; '.join(skipped)}")
@@ -283,14 +216,14 @@ def _frontier_record(cur: DecodeCurve, row: _Row, prices: dict[str, float] | Non
     """One frontier row's columns: the point, its cost and energy, its configuration."""
     _, b, t, xv, yv = row
     dep = cur.deployment
-    p = _price(dep, prices)
+    p = device_price_usd_per_hour(dep, prices)
     tdp = dep.hardware.tdp_w
     return dict(
         tokens_per_s_per_user=xv, tokens_per_s_per_device=yv, step_time_s=t, batch=b,
         cost_usd_per_mtok=float(cost_per_million_tokens(p, yv)) if math.isfinite(p)
         else float("nan"),
         joules_per_token=tdp / yv if tdp else float("nan"),
-        label=_label(dep, cur.speculation), **_config(dep),
+        label=deployment_label(dep, cur.speculation), **config_columns(dep),
         speculation_k=int(cur.speculation["k"]) if cur.speculation else 0,
         context_tokens=float(context_tokens))
 
@@ -369,7 +302,7 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     >>> bool((f.hardware == "h200").any())
     True
     """
-    deps = _with_efficiency(_deployments(deployments), efficiency)
+    deps = with_efficiency(deployments_of(deployments), efficiency)
     specs = list(speculation) if speculation is not None else [None]
     if not specs:
         raise TokenomicsError("speculation must list at least one option (None: off)")
@@ -439,7 +372,7 @@ def crossings(a: DecodeCurve | Deployment, b: DecodeCurve | Deployment,
             if max(xa0, xb0) < x < min(xa1, xb1):
                 below = ca if (pa + qa * (x * 0.999)) > (pb + qb * (x * 0.999)) else cb
                 rows.append(dict(tokens_per_s_per_user=x, tokens_per_s_per_device=pa + qa * x,
-                                 better_below=_label(below.deployment, below.speculation)))
+                                 better_below=deployment_label(below.deployment, below.speculation)))
     return pd.DataFrame(rows, columns=["tokens_per_s_per_user", "tokens_per_s_per_device",
                                        "better_below"])
 

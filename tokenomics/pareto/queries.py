@@ -30,12 +30,12 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.economics.cost import cost_per_million_tokens
 from tokenomics.pareto.curves import DecodeCurve, decode_curve
-from tokenomics.pareto.envelope import (
-    _config,
-    _deployments,
-    _label,
-    _price,
-    _with_efficiency,
+from tokenomics.pareto.inputs import (
+    config_columns,
+    deployment_label,
+    deployments_of,
+    device_price_usd_per_hour,
+    with_efficiency,
 )
 
 
@@ -99,7 +99,7 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         return row
     if context_tokens is None:
         raise TokenomicsError("context_tokens is required when giving deployments")
-    deps = _with_efficiency(_deployments(deployments), efficiency)
+    deps = with_efficiency(deployments_of(deployments), efficiency)
     pts = _curve_points_at(deps, X, context_tokens, speculation)
     if not pts:
         fastest = max(float(c.tokens_per_s_per_user[0])
@@ -112,7 +112,7 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
 def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[DecodeCurve]:
     """Every deployment's curve for every speculation option."""
     specs = list(speculation) if speculation is not None else [None]
-    return [decode_curve(d, context_tokens, sp) for d in _deployments(deployments)
+    return [decode_curve(d, context_tokens, sp) for d in deployments_of(deployments)
             for sp in specs]
 
 
@@ -136,12 +136,12 @@ def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculat
                 hi = mid
         t = float(c.time_at(lo))
         y = lo * E / t / dep.n_devices
-        p = _price(dep, prices)
+        p = device_price_usd_per_hour(dep, prices)
         out.append(pd.Series(dict(
             tokens_per_s_per_user=E / t, tokens_per_s_per_device=y, step_time_s=t,
             batch=float(lo), cost_usd_per_mtok=float(cost_per_million_tokens(p, y))
             if math.isfinite(p) else float("nan"),
-            label=_label(dep, c.speculation), **_config(dep),
+            label=deployment_label(dep, c.speculation), **config_columns(dep),
             speculation_k=int(c.speculation["k"]) if c.speculation else 0)))
     return out
 
@@ -170,7 +170,7 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     True
     """
     X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
-    deps = _with_efficiency(_deployments(deployments), efficiency)
+    deps = with_efficiency(deployments_of(deployments), efficiency)
     pts = [r for r in _curve_points_at(deps, X, context_tokens, speculation, prices)
            if math.isfinite(r.cost_usd_per_mtok)]
     if not pts:
@@ -210,9 +210,9 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
     from tokenomics.physics.step import decode
 
     frames = []
-    for dep in _deployments(deployments):
+    for dep in deployments_of(deployments):
         r = decode(dep, batch, context_tokens, on_oom="mark").to_frame()
-        p = _price(dep, prices)
+        p = device_price_usd_per_hour(dep, prices)
         df = pd.DataFrame({
             "batch": r.batch, "context_tokens": r.context_tokens,
             "step_time_s": r.time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
@@ -223,8 +223,8 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
             if math.isfinite(p) else np.nan)
         df["joules_per_token"] = (dep.hardware.tdp_w / df.tokens_per_s_per_device
                                   if dep.hardware.tdp_w else np.nan)
-        df["label"] = _label(dep)
-        for k, v in _config(dep).items():
+        df["label"] = deployment_label(dep)
+        for k, v in config_columns(dep).items():
             df[k] = v
         df["_deployment"] = [dep] * len(df)
         frames.append(df)

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tokenomics.core import checks as V
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import decode, prefill
-from tokenomics.serving.tiers import _money, _one, _rental_usd_per_hour
+from tokenomics.serving.tiers import rental_usd_per_hour
 
 #: The source's agent step (S61): cached prefix, new input and output tokens.
 AGENT_STEP_TOKENS = (119_000, 875, 214)
@@ -120,12 +121,12 @@ def agent_step(dep: Deployment, cached_tokens: int = AGENT_STEP_TOKENS[0],
     >>> round(s.prefix_kv_share, 2), round(s.time_s, 2)
     (0.62, 2.0)
     """
-    c = _one(cached_tokens, "cached_tokens", minimum=0, unit="token")
-    n_new = _one(new_tokens, "new_tokens", unit="token")
-    o = _one(output_tokens, "output_tokens", unit="token")
-    B = _one(batch, "batch")
-    p_hour = (_rental_usd_per_hour(dep.hardware) if usd_per_device_hour is None
-              else _money(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
+    c = V.single_whole(cached_tokens, "cached_tokens", minimum=0, unit="token")
+    n_new = V.single_whole(new_tokens, "new_tokens", unit="token")
+    o = V.single_whole(output_tokens, "output_tokens", unit="token")
+    B = V.single_whole(batch, "batch")
+    p_hour = (rental_usd_per_hour(dep.hardware) if usd_per_device_hour is None
+              else V.single_amount(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
     mid = float(prefill(dep, c + n_new, B, cached_tokens=c).time_s)
     if o > 1:
         ctx = c + n_new + np.arange(o - 1, dtype=float)

@@ -78,22 +78,6 @@ _BOUNDS = {  # canonical unit, plausible range
 }
 
 
-def _money(x: Any, name: str, unit: str) -> float:
-    """One non-negative amount in ``unit`` (a price, a rate), as a float."""
-    arr = V.non_negative(x, name, unit)
-    if arr.size != 1:
-        raise TokenomicsError(f"{name} must be a single number [{unit}], got {x!r}")
-    return float(arr.reshape(()))
-
-
-def _one(x: Any, name: str, minimum: float = 1, unit: str = "count") -> int:
-    """One whole number >= ``minimum`` (tokens, a batch), as an int."""
-    arr = V.counts(x, name, minimum=minimum, unit=unit)
-    if arr.size != 1:
-        raise TokenomicsError(f"{name} must be a single whole number, got {x!r}")
-    return int(arr.reshape(()))
-
-
 # --------------------------------------------------------------------------------------------
 # Tiers
 # --------------------------------------------------------------------------------------------
@@ -290,11 +274,11 @@ def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
     >>> t["dram"].read_bytes_per_s / 1e9      # PCIe Gen5 x16: 128 GB/s both ways
     64.0
     """
-    return _read_kv_tiers_file(folder)[0]
+    return read_kv_tiers_file(folder)[0]
 
 
-def _read_kv_tiers_file(folder: Path | str | None
-                        ) -> tuple[dict[str, Tier], tuple[float, str, str]]:
+def read_kv_tiers_file(folder: Path | str | None
+                       ) -> tuple[dict[str, Tier], tuple[float, str, str]]:
     """Validate the whole ``kv_tiers.toml``: its tiers (HBM excluded) and its stated miss price
     ``(USD/token, source key, note)``, which the retention policy reads."""
     folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
@@ -348,8 +332,8 @@ def _bundled_tiers() -> Mapping[str, Tier]:
     return MappingProxyType(load_kv_tiers())
 
 
-def _rental_usd_per_hour(hw: Hardware) -> float:
-    """The catalog's latest rental price of a device [USD/hour]."""
+def rental_usd_per_hour(hw: Hardware) -> float:
+    """The catalog's latest rental price of a device [USD/hour] (:func:`~tokenomics.data.specs.rental_price`)."""
     return float(rental_price(hw).usd)
 
 
@@ -385,8 +369,8 @@ def hbm_usd_per_byte_s(hardware: Hardware | str = "h100-sxm",
     0.04725
     """
     hw = _hardware(hardware)
-    p = (_rental_usd_per_hour(hw) if usd_per_device_hour is None
-         else _money(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
+    p = (rental_usd_per_hour(hw) if usd_per_device_hour is None
+         else V.single_amount(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
     return p / 3600.0 / hw.mem_capacity_bytes
 
 
@@ -452,7 +436,8 @@ def tier(name: str | Tier, hardware: Hardware | str = "h100-sxm") -> Tier:
     return tiers[name]
 
 
-def _offload_tier(name: str | Tier, hw: Hardware) -> Tier:
+def offload_tier(name: str | Tier, hw: Hardware) -> Tier:
+    """The tier a KV cache is offloaded to and reloaded from: any tier but ``"hbm"``."""
     t = tier(name, hw)
     if t.name == "hbm":
         raise TokenomicsError("tier 'hbm' is where the KV is used, not where it is reloaded "
@@ -460,8 +445,8 @@ def _offload_tier(name: str | Tier, hw: Hardware) -> Tier:
     return t
 
 
-def _check_capacity(t: Tier, kv_per_device: Any) -> None:
-    """A tier must hold what each GPU offloads into it."""
+def check_tier_capacity(t: Tier, kv_per_device: Any) -> None:
+    """Raise :class:`DoesNotFitError` unless the tier holds what each GPU offloads into it [B]."""
     cap = t.capacity_per_gpu_bytes
     over = np.asarray(kv_per_device, float) > cap
     if np.any(over):
@@ -584,11 +569,11 @@ def reload_or_recompute(dep: Deployment, prefix_tokens: Any, tier: str | Tier = 
     ('reload', 0.067, 1.0)
     """
     P = V.counts(prefix_tokens, "prefix_tokens", unit="token")
-    b = float(_one(batch, "batch"))
-    t = _offload_tier(tier, dep.hardware)
+    b = float(V.single_whole(batch, "batch"))
+    t = offload_tier(tier, dep.hardware)
     V.context_within(dep.model, P, dep.allow_beyond_max_context, "prefix_tokens")
     kv = b * np.asarray(kv_per_sequence_bytes(dep, P), float)
-    _check_capacity(t, kv)
+    check_tier_capacity(t, kv)
     recompute = np.asarray(prefill(dep, P, b).time_s, float)
     reload = _reload_s(dep, t, P, b)
     S = V.scalar_or_array

@@ -1,0 +1,66 @@
+"""The inputs a frontier query normalises: deployments, efficiency presets, prices, labels."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.pareto.inputs import (
+    config_columns,
+    deployment_label,
+    deployments_of,
+    device_price_usd_per_hour,
+    efficiency_label,
+    with_efficiency,
+)
+
+D = tk.Deployment("llama-3.1-8b", "h100-sxm")
+
+
+def test_deployments_of_accepts_one_a_list_or_a_sweep():
+    assert deployments_of(D) == [D]
+    assert deployments_of([D, D]) == [D, D]
+    frame = tk.sweep([D], [1, 2], 1024)
+    assert deployments_of(frame) == [D]        # the frame carries its deployment once
+
+
+def test_deployments_of_rejects_what_is_not_a_deployment():
+    with pytest.raises(tk.TokenomicsError, match="Deployment objects"):
+        deployments_of([])
+    with pytest.raises(tk.TokenomicsError, match="Deployment objects"):
+        deployments_of(["llama-3.1-8b"])
+    import pandas as pd
+
+    with pytest.raises(tk.TokenomicsError, match="tk.sweep"):
+        deployments_of(pd.DataFrame({"a": [1]}))
+
+
+def test_with_efficiency_applies_a_preset_or_keeps_the_deployments_own():
+    (r,) = with_efficiency([D], "roofline")
+    assert r.efficiency == tk.ROOFLINE and efficiency_label(r) == "roofline"
+    custom = D.with_(efficiency=tk.Efficiency(mbu=0.5))
+    assert with_efficiency([custom], "deployment") == [custom]
+    assert efficiency_label(custom) == "custom"
+    with pytest.raises(tk.TokenomicsError, match="'calibrated', 'roofline', 'deployment'"):
+        with_efficiency([D], "optimistic")
+
+
+def test_device_price_from_the_mapping_else_the_catalog_else_nan():
+    assert device_price_usd_per_hour(D, {"h100-sxm": 2.5}) == 2.5
+    # DeepSeek's own assumption for an H800-hour, as the catalog records it: $2.
+    h800 = tk.Deployment("llama-3.1-8b", "h800")
+    assert device_price_usd_per_hour(h800, None) == 2.0
+    nopr = D.with_(hardware=D.hardware.with_(prices=()))
+    assert math.isnan(device_price_usd_per_hour(nopr, None))
+
+
+def test_label_and_config_columns_describe_the_layout():
+    # "fp8" is the OCP E4M3 format under its canonical name.
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4, pp=2, kv_dtype="fp8")
+    assert deployment_label(d) == "llama-3.1-70b | 8xh100-sxm tp4 pp2 bf16/fp8_e4m3/bf16"
+    assert deployment_label(d, {"k": 3, "alpha": 0.8}) == \
+        "llama-3.1-70b | 8xh100-sxm tp4 spec k=3 pp2 bf16/fp8_e4m3/bf16"
+    cols = config_columns(d)
+    assert (cols["n_devices"], cols["tp"], cols["pp"], cols["kv_dtype"]) == (8, 4, 2, "fp8_e4m3")

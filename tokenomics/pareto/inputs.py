@@ -1,0 +1,93 @@
+"""What a frontier query takes in: deployments, an efficiency preset, device prices, labels.
+
+The envelope (:mod:`tokenomics.pareto.envelope`) and the queries
+(:mod:`tokenomics.pareto.queries`) accept one deployment, a list, or a sweep's frame; apply an
+efficiency preset (the calibrated forecast by default); price each device-hour from a mapping or
+the catalog's latest rental; and label and describe each configuration the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from tokenomics.core.errors import NotPublishedError, TokenomicsError
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import rental_price
+
+
+def with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]:
+    """Apply an efficiency preset to every deployment (``"deployment"``: keep their own)."""
+    if efficiency == "deployment":
+        return deps
+    from tokenomics.calibration.fitting import efficiency_presets
+    from tokenomics.data.specs import Efficiency
+
+    if isinstance(efficiency, Efficiency):
+        e = efficiency
+    else:
+        presets = efficiency_presets()
+        if efficiency not in presets:
+            raise TokenomicsError(f"efficiency must be 'calibrated', 'roofline', 'deployment' or "
+                                  f"an Efficiency, got {efficiency!r}")
+        e = presets[efficiency]
+    return [d.with_(efficiency=e) for d in deps]
+
+
+def efficiency_label(dep: Deployment) -> str:
+    """Name of the preset a deployment's efficiency equals, else ``"custom"``."""
+    from tokenomics.calibration.fitting import efficiency_presets
+
+    for name, e in efficiency_presets().items():
+        if dep.efficiency == e:
+            return name
+    return "custom"
+
+
+def config_columns(dep: Deployment) -> dict[str, Any]:
+    """The configuration columns of a deployment's rows."""
+    return dict(model=dep.model.id, hardware=dep.hardware.id, n_devices=dep.n_devices,
+                tp=dep.tp, pp=dep.pp, ep=dep.ep, dp_attention=dep.dp_attention,
+                weight_dtype=dep.weight_dtype, kv_dtype=dep.kv_dtype,
+                compute_dtype=dep.compute_dtype, efficiency=efficiency_label(dep))
+
+
+def device_price_usd_per_hour(dep: Deployment, prices: dict[str, float] | None) -> float:
+    """USD per device-hour: ``prices`` by hardware id, else the catalog rental; NaN if none."""
+    if prices and dep.hardware.id in prices:
+        return float(prices[dep.hardware.id])
+    try:
+        return rental_price(dep.hardware).usd
+    except NotPublishedError:
+        return float("nan")
+
+
+def deployment_label(dep: Deployment,
+                     speculation: dict[str, float] | None = None) -> str:
+    """A one-line name of a configuration (model, devices, layout, speculation, formats)."""
+    spec = ""
+    if speculation:
+        spec = f" spec k={int(speculation['k'])}"
+    return (f"{dep.model.id} | {dep.n_devices}x{dep.hardware.id} tp{dep.tp}" + spec
+            + (f" pp{dep.pp}" if dep.pp > 1 else "") + (f" ep{dep.ep}" if dep.ep > 1 else "")
+            + (f" dpa{dep.dp_attention}" if dep.dp_attention > 1 else "")
+            + f" {dep.weight_dtype}/{dep.kv_dtype}/{dep.compute_dtype}")
+
+
+def deployments_of(obj: Any) -> list[Deployment]:
+    """The deployments of one, an iterable, or a sweep's frame (which carries them)."""
+    if isinstance(obj, Deployment):
+        return [obj]
+    if isinstance(obj, pd.DataFrame):
+        if "_deployment" not in obj.columns:
+            raise TokenomicsError("a DataFrame given to frontier must come from tk.sweep "
+                                  "(it carries the deployments)")
+        seen: dict[int, Deployment] = {}
+        for d in obj["_deployment"]:
+            seen.setdefault(id(d), d)
+        return list(seen.values())
+    deps = list(obj)
+    if not deps or not all(isinstance(d, Deployment) for d in deps):
+        raise TokenomicsError("deployments must be Deployment objects (at least one)")
+    return deps
