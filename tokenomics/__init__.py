@@ -76,7 +76,7 @@ _TOP = {
     ),
     "pareto": (
         "best_at", "cheapest_at", "crossings", "decode_curve", "DecodeCurve", "frontier",
-        "pareto_mask", "sweep",
+        "pareto_mask", "speed_premium", "SpeedPremium", "sweep",
     ),
     "surfaces": (
         "export_sizing_sheet", "export_table_csv", "hardware_table", "model_table", "plot_cost",

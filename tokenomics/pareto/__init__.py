@@ -12,6 +12,8 @@ Modules
     The upper envelope of decode curves over deployments, and the Pareto set on it.
 ``inputs``
     What a frontier query takes in: deployments, an efficiency preset, device prices, labels.
+``premium``
+    What a faster tier costs: the frontier read at two interactivities (S27).
 ``queries``
     Queries at an interactivity floor (best, cheapest point) and the brute-force sweep.
 ``symbolic``
@@ -35,6 +37,9 @@ _EXPORTS = {
     "device_price_usd_per_hour": ".inputs",
     "deployment_label": ".inputs",
     "deployments_of": ".inputs",
+    "SpeedPremium": ".premium",
+    "speed_premium": ".premium",
+    "premium_curve": ".premium",
     "best_at": ".queries",
     "cheapest_at": ".queries",
     "sweep": ".queries",
@@ -42,6 +47,6 @@ _EXPORTS = {
     "roofline_step_time": ".symbolic",
     "ridge_batch": ".symbolic",
 }
-_MODULES = ('curves', 'envelope', 'inputs', 'queries', 'symbolic',)
+_MODULES = ('curves', 'envelope', 'inputs', 'premium', 'queries', 'symbolic',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)
