@@ -6,6 +6,8 @@ written out, so it can be checked by hand.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import tokenomics as tk
@@ -78,7 +80,9 @@ def test_S05_4x4_weights_times_4_tokens_reuse_4():
 def test_S06_h200_same_compute_lower_ridge(h100):
     h200 = tk.hardware("h200")
     assert h200.peak("bf16") == h100.peak("bf16")
-    assert h200.mem_capacity_bytes == 141 * GB
+    # NVIDIA's 141 GB read as GiB (physical); the driver shows 143,771 MiB of it.
+    assert h200.mem_capacity_bytes == 141 * GiB
+    assert h200.mem_visible_bytes == 143_771 * 2**20
     assert h200.mem_bw_bytes_per_s == 4.8e12
     assert tk.ridge_point(h200, "bf16") == pytest.approx(989.4 / 4.8, rel=1e-9)  # ~206
     assert round(tk.ridge_point(h200, "bf16")) == 206
@@ -113,6 +117,7 @@ def test_S14_128k_context_batch_512_is_22_tb(l70):
 
 
 def test_S15_llama31_405b_32_users_devices(h100):
+    h100 = h100.with_(mem_capacity_bytes=80 * GB)   # the source's convention: 80 GB = 80e9 B
     m405 = tk.model("llama-3.1-405b")
     # Source's 27: 405B weights (~810 GB) + 32 x 42.9 GB of the *70B* model's KV, / 80 GB.
     w405 = tk.weight_bytes(m405, "bf16")
@@ -132,6 +137,7 @@ def test_S15_llama31_405b_32_users_devices(h100):
 
 
 def test_S16_weight_format_decides_devices_and_kv_room(l70, h100):
+    h100 = h100.with_(mem_capacity_bytes=80 * GB)   # the source's convention: 80 GB = 80e9 B
     # FP16: ~140 GB, two 80 GB H100s just to load it; FP8: ~70 GB, one H100. The source counts
     # every weight at the format, the embedding table and LM head included.
     assert tk.weight_bytes(l70, "fp16") / GB == pytest.approx(140, rel=0.01)
@@ -152,6 +158,18 @@ def test_S16_weight_format_decides_devices_and_kv_room(l70, h100):
         int((80e9 - 72.6550e9) // (8192 * 327_680)) == 2
 
 
+def test_S16_70b_fp8_fits_one_h100_at_the_default_fraction(l70, h100):
+    # With the driver's 81,559 MiB = 85,520,809,984 B visible, 90% is 76,968,728,985.6 B: the
+    # FP8 checkpoint (BF16 tables, 72.655e9 B) fits one H100 with ~4.3 GB left for KV. Read as
+    # 80e9 B, 90% was 72e9 B and it needed two.
+    w = tk.weight_bytes(l70, "fp8")
+    assert w / GB == pytest.approx(72.655, abs=0.001)
+    assert 0.9 * 81_559 * 2**20 - w == pytest.approx(4.31e9, abs=0.01e9)
+    assert tk.min_devices(l70, h100, 1, 0, weight_dtype="fp8") == 1
+    assert tk.min_devices(l70, h100.with_(mem_capacity_bytes=80 * GB), 1, 0,
+                          weight_dtype="fp8") == 2
+
+
 def test_S17_nvfp4_and_mxfp4_bits_and_the_18x_cut(l70):
     assert tk.dtype("nvfp4").bits == 4 + 8 / 16 == 4.5
     assert tk.dtype("mxfp4").bits == 4 + 8 / 32 == 4.25
@@ -160,3 +178,36 @@ def test_S17_nvfp4_and_mxfp4_bits_and_the_18x_cut(l70):
              / tk.weight_bytes(l70, "nvfp4", embedding_dtype="nvfp4"))
     assert ratio == pytest.approx(8 / 4.5, rel=1e-9)   # 1.78 ~ "1.8x"
     assert round(ratio, 1) == 1.8
+
+
+def test_S26_groq_llama_70b_tokens_per_user():
+    # S26: fast-silicon clouds serve "1,600-2,100+ tokens/s per user on Llama-70B class models".
+    # Groq LPU: 230 MB SRAM per chip, 80 TB/s, FP16 188 TFLOP/s (catalog); 8 cards per node
+    # on RealScale C2C (480 GB/s bidirectional), nodes linked by cabled C2C (assumed 14 GB/s).
+    # Chips to hold the weights: BF16 141.1 GB / 230 MB = 613.5 -> 614; one 8-chip node per
+    # pipeline stage and one of the 80 layers per stage: tp=8 x pp=80 = 640 chips (220.5 MB
+    # each). Groq's compiler allocates SRAM statically, so all of it is usable (fraction 1.0).
+    w = tk.Deployment("llama-3.1-70b", "groq-lpu", tp=8, pp=80, act_dtype="fp16",
+                      usable_memory_fraction=1.0)
+    assert math.ceil(141.107e9 / 230e6) == 614
+    assert tk.weight_bytes_per_device(w) * 640 == pytest.approx(141.107e9, rel=1e-4)
+    r = tk.decode(w, 1, 1024)
+    # Memory: weights read per token (all but the 2.10 GB embedding table, a gather) plus the
+    # KV (1,024 x 327,680 B = 0.336 GB) over 8 chips x 80 TB/s = (139.0 + 0.34) GB / 640 TB/s.
+    assert r.memory_time_s == pytest.approx((141.107e9 - 2.101e9 + 0.3355e9) / 640e12, rel=0.01)
+    # Communication: 160 all-reduces at NCCL's 0.6 us NVLink floor + 80 stage sends at its
+    # 2.7 us network floor (Groq publishes no C2C latency) = 96 + 216 = 312 us.
+    assert r.comm_time_s == pytest.approx(160 * 0.6e-6 + 80 * 2.7e-6, rel=0.03)
+    bound = r.tokens_per_s_per_user
+    # What the library says: the BF16 bound, ~1,870 tok/s, lies WITHIN 1,600-2,100+; latency
+    # (0.31 ms of 0.53 ms) dominates, not SRAM bandwidth.
+    assert 1600 <= bound <= 2100
+    # FP8 weights halve the chips (72.7 GB / 230 MB = 316 -> tp=8 x pp=40 = 320) and lift the
+    # bound ABOVE the range (~3,100), as a bound should be; the calibrated forecast (GPU-fitted
+    # MBU and step overhead) lands WITHIN it (~2,000).
+    f8 = tk.Deployment("llama-3.1-70b", "groq-lpu", tp=8, pp=40, weight_dtype="fp8",
+                       act_dtype="fp16", usable_memory_fraction=1.0)
+    assert math.ceil(tk.weight_bytes_per_device(f8) * 320 / 230e6) == 316
+    b8 = tk.decode(f8, 1, 1024).tokens_per_s_per_user
+    cal = tk.decode(f8.with_(efficiency=tk.efficiency_presets()["calibrated"]), 1, 1024)
+    assert b8 > 2100 and 1600 <= cal.tokens_per_s_per_user <= 2100

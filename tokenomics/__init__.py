@@ -39,7 +39,7 @@ _TOP = {
     "data": (
         "Attention", "Deployment", "Efficiency", "Hardware", "hardware", "Link", "load_catalog",
         "Model", "model", "model_from_hf_config", "MoE", "Price", "rental_price", "ROOFLINE",
-        "SLO", "sources", "topology", "Workload",
+        "search_path", "SLO", "sources", "topology", "use_catalog", "Workload",
     ),
     "physics": (
         "allgather_time", "allreduce_time", "alltoall_time", "attainable_flop_per_s",

@@ -109,18 +109,25 @@ def test_copy_loads(cat_copy):
     assert set(cat.hardware) == {"h100-sxm"} and set(cat.models) == {"llama-3.1-8b"}
 
 
+# The whole [memory] capacity line of h100-sxm.toml, to delete it.
+_H100_CAPACITY_LINE = next(
+    line for line in (Path(__file__).resolve().parents[2] / "hardware_catalog" / "h100-sxm.toml")
+    .read_text().splitlines() if line.startswith("capacity = "))
+
+
 @pytest.mark.parametrize("old, new, field, why", [
     ('bandwidth = { value = 3.35, unit = "TB/s"', 'bandwidth = { value = 3.35, unit = "TFLOP/s"',
      "memory.bandwidth.unit", "dimension"),
     ('source = "glennklockwood-h100", note = "SXM5; NVIDIA',
      'source = "nowhere", note = "SXM5; NVIDIA', "memory.bandwidth.source", "not in the bibliography"),
     ('type = "HBM3"', 'type = "HBM3"\ncolour = "green"', "memory.colour", "unknown key"),
-    ('capacity = { value = 80, unit = "GB"', 'capacity = { value = 80000, unit = "TB"',
+    ('capacity = { value = 80, unit = "GiB"', 'capacity = { value = 80000, unit = "TB"',
      "memory.capacity", "implausible"),
     ('convention = "dense"', 'convention = "sparse"', "compute.convention", "dense"),
     ('bf16 = { value = 989.4', 'bf16 = { value = 9894.0', "compute.fp8", "sparse/dense"),
-    ('capacity = { value = 80, unit = "GB", source = "glennklockwood-h100" }', '',
-     "memory.capacity", "required key is missing"),
+    (_H100_CAPACITY_LINE, '', "memory.capacity", "required key is missing"),
+    ('visible = { value = 81559, unit = "MiB"', 'visible = { value = 90000, unit = "MiB"',
+     "memory.visible", "exceeds the physical capacity"),
     ('direction = "bidirectional"', 'direction = "both"', "scale_up.bandwidth.direction", "one of"),
     ('fp6 = "not supported"', 'fp6 = "unknown"', "compute.fp6", "not allowed"),
     ('id = "h100-sxm"', 'id = "h100"', "id", "file name stem"),
@@ -160,9 +167,11 @@ def test_every_section_of_a_hardware_file_is_checked(cat_copy, old, new, field, 
 def test_a_hardware_file_parses_into_canonical_units(cat_copy):
     hw, md = cat_copy
     h = load_catalog(hw, md).hardware["h100-sxm"]
-    # 80 GB = 8e10 B; 50 MB L2 = 5e7 B; NVLink 900 GB/s both ways = 450e9 B/s each way;
+    # 80 GiB = 85,899,345,920 B physical; 81,559 MiB = 85,520,809,984 B visible (nvidia-smi);
+    # 50 MB L2 = 5e7 B; NVLink 900 GB/s both ways = 450e9 B/s each way;
     # 400 Gb/s = 50e9 B/s; 2 us = 2e-6 s; 700 W.
-    assert (h.mem_capacity_bytes, h.sram_bytes, h.tdp_w) == (80e9, 50e6, 700.0)
+    assert (h.mem_capacity_bytes, h.sram_bytes, h.tdp_w) == (85_899_345_920, 50e6, 700.0)
+    assert h.mem_visible_bytes == h.mem_usable_bytes == 85_520_809_984
     assert (h.scale_up_bw_bytes_per_s, h.scale_up_domain_size) == (450e9, 8)
     assert (h.scale_out_bw_bytes_per_s, h.scale_out_latency_s) == (50e9, 2e-6)
     assert h.scale_up_latency_s is None and h.memory_type == "HBM3"

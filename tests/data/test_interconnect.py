@@ -47,8 +47,9 @@ def test_explicit_latencies_win():
 
 def test_domain_size_when_the_catalog_gives_none():
     # No scale-up link at all (a wafer-scale part): a domain of one device.
+    # Cerebras: one wafer per CS-3, 12 x 100 GbE system I/O = 1.2 Tb/s = 150 GB/s each way.
     wse = topology(tk.hardware("cerebras-wse3"))
-    assert (wse.domain_size, wse.up_bytes_per_s, wse.out_bytes_per_s) == (1, None, None)
+    assert (wse.domain_size, wse.up_bytes_per_s, wse.out_bytes_per_s) == (1, None, 150e9)
     # A scale-up link without a published domain size: 0, "unknown", for the layout check.
     unknown = tk.hardware("h100-sxm").with_(scale_up_domain_size=None)
     assert topology(unknown).domain_size == 0
@@ -79,8 +80,9 @@ def test_a_group_that_is_not_whole_domains():
 
 
 def test_no_scale_up_bandwidth():
-    # The MI355X entry has a domain of 8 but publishes no Infinity Fabric bandwidth.
-    t = topology(tk.hardware("mi355x"))
+    # A domain of 8 without a scale-up bandwidth (the MI355X entry before its Infinity Fabric
+    # figure was added).
+    t = topology(tk.hardware("mi355x").with_(scale_up_bw_bytes_per_s=None))
     assert (t.domain_size, t.up_bytes_per_s) == (8, None)
     with pytest.raises(tk.TokenomicsError, match=r"tp=8 spans 8 devices but mi355x has no "
                                                  r"published scale-up bandwidth"):

@@ -253,7 +253,8 @@ def test_device_price_and_0_1_price_arguments_agree():
 def test_device_hour_usd_by_source():
     assert device_hour_usd(tk.hardware("h800")) == 2.0          # DeepSeek's $2 per H800-hour
     assert device_hour_usd(tk.hardware("h800"), 3.5) == 3.5
+    # H800's TDP is 700 W (nvidia-smi power cap); without a TDP ownership cannot price power.
     with pytest.raises(tk.NotPublishedError, match="TDP not published"):
-        device_hour_usd(tk.hardware("h800"), Ownership(30_000, 5))
+        device_hour_usd(tk.hardware("h800").with_(tdp_w=None), Ownership(30_000, 5))
     with pytest.raises(tk.TokenomicsError, match="usd_per_device_hour must be >= 0"):
         device_hour_usd(tk.hardware("h800"), -1.0)

@@ -29,7 +29,10 @@ from tokenomics.serving.tiers import hbm_usd_per_byte_s, tier
 
 @pytest.fixture(scope="module")
 def d70x8():
-    return tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    # The source's convention (S62): an H100 holds 80 GB = 80e9 B, passed explicitly; the
+    # catalog's driver-visible 81,559 MiB is checked in test_hbm_rent_uses_visible_memory.
+    h100 = tk.hardware("h100-sxm").with_(mem_capacity_bytes=80e9)
+    return tk.Deployment("llama-3.1-70b", h100, tp=8)
 
 
 @pytest.fixture(scope="module")
@@ -371,3 +374,11 @@ def test_keyword_form_equals_value_object_form(d70x8, miss, usd_per_hour):
     _same_policy(retention_policy(d70x8, 119_000, miss_usd=miss, usd_per_device_hour=usd_per_hour),
                  retention_policy(d70x8, 119_000, prices=RetentionPrices(
                      miss_usd=miss, usd_per_device_hour=usd_per_hour)))
+
+
+def test_hbm_rent_uses_visible_memory():
+    # With the catalog's H100 the rent of 39.0 GB is spread over the 81,559 MiB = 85.52e9 B
+    # the driver reports: 119,000 x 327,680 B x 3.78 / (3600 x 85,520,809,984) USD/s.
+    p = retention_policy(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8), 119_000, miss_usd=0)
+    kv = 119_000 * 327_680
+    assert p.hbm_usd_per_s == pytest.approx(kv * 3.78 / 3600 / 85_520_809_984, rel=1e-12)

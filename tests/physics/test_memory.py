@@ -21,7 +21,9 @@ def test_memory_fit_terms_by_hand():
     per_tok = (4 * 8192 + 2 * 28672 / 2) * 2
     assert f.workspace_bytes == pytest.approx(16 * per_tok + 16 * 4 * 128_256 / 2)
     assert f.total_bytes == pytest.approx(f.weights_bytes + f.kv_bytes + f.workspace_bytes + 3e9)
-    assert f.usable_bytes == 0.9 * 141e9
+    # 90% of what the driver reports: nvidia-smi 143,771 MiB on H200 (was 0.9 x 141e9 when the
+    # catalog read NVIDIA's GB as decimal).
+    assert f.usable_bytes == 0.9 * 143_771 * 2**20
     assert f.free_bytes == pytest.approx(f.usable_bytes - f.total_bytes)
     assert f.fits
 
@@ -57,8 +59,9 @@ def test_explicit_workspace_overrides_the_estimate():
     d = tk.Deployment("llama-3.1-8b", "h100-sxm", workspace_bytes=5e9, usable_memory_fraction=1.0)
     f = tk.memory_fit(d, [1, 10], 4096)
     assert np.all(np.asarray(f.workspace_bytes) == 5e9)
-    # max_batch: (80e9 - weights - 5e9) / (4096 x 131,072 B)
-    room = 80e9 - tk.weight_bytes(tk.model("llama-3.1-8b")) - 5e9
+    # max_batch: (81,559 MiB visible - weights - 5e9) / (4096 x 131,072 B); nvidia-smi reports
+    # 81,559 MiB = 85,520,809,984 B on H100 SXM (was 80e9 when NVIDIA's GB was read as decimal).
+    room = 81_559 * 2**20 - tk.weight_bytes(tk.model("llama-3.1-8b")) - 5e9
     assert tk.max_batch(d, 4096) == int(room // (4096 * 131_072))
 
 
@@ -68,7 +71,7 @@ def test_max_batch_arrays_and_windows():
     d = tk.Deployment("gemma-3-27b", "h200", usable_memory_fraction=1.0, workspace_bytes=0)
     mb = tk.max_batch(d, np.array([1024, 32_768, 131_072]))
     per_layer = 2 * 16 * 128 * 2
-    room = 141e9 - tk.weight_bytes(tk.model("gemma-3-27b"))
+    room = 143_771 * 2**20 - tk.weight_bytes(tk.model("gemma-3-27b"))   # nvidia-smi total, H200
     expected = [room // (per_layer * (62 * 1024)),
                 room // (per_layer * (52 * 1024 + 10 * 32_768)),
                 room // (per_layer * (52 * 1024 + 10 * 131_072))]
@@ -85,7 +88,9 @@ def test_memory_fit_frame():
 from tokenomics.data.workload import accepts_legacy_forms  # noqa: E402
 from tokenomics.physics.memory import MemoryBudget, devices_needed, min_devices, weight_bytes  # noqa: E402
 
-M405, H100 = tk.model("llama-3.1-405b"), tk.hardware("h100-sxm")
+# The source's convention (S15): 80 GB = 80e9 B per H100, passed explicitly; the catalog's
+# H100 has 80 GiB physical and 81,559 MiB visible (test_visible_memory_sizes_the_budget).
+M405, H100 = tk.model("llama-3.1-405b"), tk.hardware("h100-sxm").with_(mem_capacity_bytes=80e9)
 # S15 by hand: 405,853,388,800 BF16 weights (2 B) plus 32 sequences x 131,072 tokens x
 # 126 layers x 8 KV heads x 256 x 2 B, over 80 GB per H100.
 S15_NEED = (2 * 405_853_388_800 + 32 * 131_072 * 126 * 8 * 256 * 2) / 80e9
@@ -153,7 +158,7 @@ def test_budget_errors():
         MemoryBudget(1, H100)
     with pytest.raises(tk.TokenomicsError, match="do not bind"):
         devices_needed(M405, H100, 1, 1024, hardware=H100)
-    assert MemoryBudget("llama-3.1-405b", "h100-sxm").model is M405     # catalog ids
+    assert MemoryBudget("llama-3.1-405b", "h100-sxm").model == M405     # catalog ids
 
 
 class _Pair:
@@ -186,3 +191,33 @@ def test_call_form_adapter_routes_by_type_count_and_name():
         f(1, 2, 3, True, 5)
     with pytest.raises(tk.TokenomicsError, match="must come at or before"):
         accepts_legacy_forms(("obj", "x"), {}, dict, "obj", _Pair)(lambda obj, x: None)
+
+
+def test_visible_memory_sizes_the_budget():
+    # H100 SXM: 80 GiB physical (85,899,345,920 B); nvidia-smi reports 81,559 MiB
+    # = 85,520,809,984 B, and that is what a deployment can allocate from.
+    h = tk.hardware("h100-sxm")
+    assert h.mem_capacity_bytes == 80 * 2**30 == 85_899_345_920
+    assert h.mem_visible_bytes == h.mem_usable_bytes == 81_559 * 2**20 == 85_520_809_984
+    b = MemoryBudget(M405, h, usable_memory_fraction=1.0)
+    assert b.per_device_bytes == 85_520_809_984
+    # S15's weights + 405B's own KV over the visible memory: 2,976,370,294,784 / 85,520,809,984
+    assert devices_needed(b, 32, 131072) == pytest.approx(S15_NEED * 80e9 / 85_520_809_984,
+                                                          rel=1e-12)
+    assert round(S15_NEED * 80e9 / 85_520_809_984, 2) == 34.80
+
+
+def test_405b_on_h200_for_32_users_at_128k():
+    # Llama 3.1 405B, BF16 weights 2 x 405,853,388,800 = 811,706,777,600 B; KV 32 x 131,072 x
+    # 126 layers x 8 heads x 256 x 2 B = 2,164,663,517,184 B; sum 2,976,370,294,784 B.
+    # H200 usable: 0.9 x 143,771 MiB = 0.9 x 150,754,820,096 = 135,679,338,086.4 B per device.
+    # 2,976,370,294,784 / 135,679,338,086.4 = 21.94 -> 22 devices (24 when 141 GB was read as
+    # 141e9 B: 2,976,370,294,784 / 126.9e9 = 23.45); rounded up to a multiple of 8 both are 24.
+    h200 = tk.hardware("h200")
+    need = (811_706_777_600 + 2_164_663_517_184) / (0.9 * 143_771 * 2**20)
+    assert round(need, 2) == 21.94
+    assert devices_needed(M405, h200, 32, 131_072) == pytest.approx(need, rel=1e-12)
+    assert min_devices(M405, h200, batch=32, context_tokens=131_072) == 22
+    assert min_devices(M405, h200, batch=32, context_tokens=131_072, multiple_of=8) == 24
+    old = h200.with_(mem_capacity_bytes=141e9)               # the decimal reading, for contrast
+    assert min_devices(M405, old, batch=32, context_tokens=131_072) == 24

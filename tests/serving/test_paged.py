@@ -23,7 +23,7 @@ from tokenomics.serving.paged import (
 )
 
 LLAMA8_KV_PER_TOKEN = 2 * 32 * 8 * 128 * 2        # K and V x 32 layers x 8 heads x 128 x 2 B
-H100_BYTES = 80e9
+H100_BYTES = 81_559 * 2**20   # nvidia-smi memory.total of H100 SXM (was 80e9 when read as decimal)
 
 
 # ---- hand calculations ----------------------------------------------------------------------
@@ -117,7 +117,7 @@ def test_capacity_by_hand_llama_8b():
 
 def test_capacity_with_estimated_workspace_matches_max_batch():
     # Default workspace: per sequence one decode token's activations (4h + 2I) x 2 B and its
-    # FP32 logits 4 V; usable 0.9 x 80 GB.
+    # FP32 logits 4 V; usable 0.9 x 81,559 MiB (what nvidia-smi reports).
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     a = (4 * 4096 + 2 * 14336) * 2 + 4 * 128_256
     room = 0.9 * H100_BYTES - 2 * tk.param_count(tk.model("llama-3.1-8b"))
@@ -139,7 +139,7 @@ def test_capacity_honours_sliding_windows():
     c = kv_capacity_sequences(d, 2000, "paged", max_tokens=8192)
     assert c.kv_bytes_per_sequence == pytest.approx(k_paged)
     assert c.paged_over_contiguous == pytest.approx(k_contig / k_paged)
-    room = 141e9 - tk.weight_bytes(tk.model("gemma-3-27b"))
+    room = 143_771 * 2**20 - tk.weight_bytes(tk.model("gemma-3-27b"))   # H200 visible memory
     assert c.paged_sequences == int(room // k_paged)
     assert c.contiguous_sequences == int(room // k_contig)
 

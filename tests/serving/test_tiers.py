@@ -63,10 +63,11 @@ def test_hbm_holding_cost_is_rent_over_capacity():
     # An opportunity cost computed from the hardware catalog, not stored in kv_tiers.toml.
     hw = tk.hardware("h100-sxm")
     assert tk.rental_price(hw).usd == H100_USD_PER_HOUR
-    assert hbm_usd_per_byte_s(hw) * GB_HOUR == pytest.approx(3.78 / 80, rel=1e-12)
+    # Rent over the driver-visible 81,559 MiB = 85.52 GB (was 3.78 / 80 at 80e9 B).
+    assert hbm_usd_per_byte_s(hw) * GB_HOUR == pytest.approx(3.78 / 85.520809984, rel=1e-12)
     assert tier("hbm").usd_per_byte_s == hbm_usd_per_byte_s("h100-sxm")
     assert hbm_usd_per_byte_s("h100-sxm", usd_per_device_hour=2.0) * GB_HOUR == \
-        pytest.approx(2.0 / 80)
+        pytest.approx(2.0 / 85.520809984)
     # ~200 times host DRAM.
     assert 150 < tier("hbm").usd_per_byte_s / tier("dram").usd_per_byte_s < 250
     text = (catalog_dir("price_catalog") / "kv_tiers.toml").read_text()

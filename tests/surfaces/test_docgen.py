@@ -70,7 +70,8 @@ def test_catalog_pages_hold_the_datasheet_rows_and_their_sources(tmp_path):
     catalog_pages(tmp_path)
     hw = (tmp_path / "catalog-hardware.md").read_text()
     row = next(line for line in hw.splitlines() if line.startswith("| h100-sxm |"))
-    assert "| 80 | 3.35 |" in row                     # GB, TB/s (NVIDIA datasheet)
+    # physical 80 GiB = 85.9 GB, visible 81,559 MiB = 85.52 GB, 3.35 TB/s (NVIDIA datasheet)
+    assert "| 85.9 | 85.52 | 3.35 |" in row
     assert "## Sources" in hw
     models = (tmp_path / "catalog-models.md").read_text()
     row = next(line for line in models.splitlines() if line.startswith("| llama-3.1-70b |"))

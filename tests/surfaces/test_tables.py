@@ -33,7 +33,9 @@ def test_h100_sxm_row_matches_nvidia_datasheet(hw):
     # NVIDIA H100 SXM5 datasheet: 80 GB HBM3 at 3.35 TB/s, 989.4 TFLOP/s dense BF16
     # (1,979 with sparsity), 1,978.9 dense FP8, 700 W; Hopper has no FP4 units.
     h = hw.loc["h100-sxm"]
-    assert h.mem_capacity_gb == 80.0
+    # 80 GB read as 80 GiB = 85.899 decimal GB physical; nvidia-smi 81,559 MiB = 85.521 GB.
+    assert h.mem_capacity_gb == 80 * 2**30 / 1e9
+    assert h.mem_visible_gb == 81_559 * 2**20 / 1e9
     assert h.mem_bw_tb_per_s == 3.35
     assert h.peak_bf16_dense_tflop_per_s == pytest.approx(989.4)
     assert h.peak_fp8_dense_tflop_per_s == pytest.approx(1978.9)
@@ -45,10 +47,12 @@ def test_h100_sxm_row_matches_nvidia_datasheet(hw):
 
 
 def test_h200_and_mi300x_memory_match_their_datasheets(hw):
-    # NVIDIA H200: 141 GB HBM3e at 4.8 TB/s. AMD MI300X: 192 GB HBM3 at 5.3 TB/s.
-    assert (hw.loc["h200", "mem_capacity_gb"], hw.loc["h200", "mem_bw_tb_per_s"]) == (141, 4.8)
+    # NVIDIA H200: 141 GB (= GiB, 151.4 decimal GB) HBM3e at 4.8 TB/s. AMD MI300X: 192 GiB
+    # (ROCm's VRAM column) HBM3 at 5.3 TB/s.
+    assert (hw.loc["h200", "mem_capacity_gb"], hw.loc["h200", "mem_bw_tb_per_s"]) == \
+        (141 * 2**30 / 1e9, 4.8)
     assert (hw.loc["mi300x", "mem_capacity_gb"],
-            hw.loc["mi300x", "mem_bw_tb_per_s"]) == (192, 5.3)
+            hw.loc["mi300x", "mem_bw_tb_per_s"]) == (192 * 2**30 / 1e9, 5.3)
 
 
 def test_ridge_columns_are_peak_over_bandwidth(hw):

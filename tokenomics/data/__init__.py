@@ -15,6 +15,8 @@ Modules
     The links a device's collectives cross: its scale-up domain and its scale-out NIC.
 ``specs``
     Frozen specifications: hardware and its prices, model architecture, efficiencies.
+``user_catalog``
+    Where users' own catalog folders are found: the search path of the catalog loader.
 ``workload``
     Small value objects for argument groups that travel together: a workload, an SLO, a link.
 """
@@ -54,12 +56,19 @@ _EXPORTS = {
     "Model": ".specs",
     "Efficiency": ".specs",
     "ROOFLINE": ".specs",
+    "CATALOG_ENV": ".user_catalog",
+    "USER_SUBDIRS": ".user_catalog",
+    "check_folders": ".user_catalog",
+    "user_subdir": ".user_catalog",
+    "search_path": ".user_catalog",
+    "use_catalog": ".user_catalog",
+    "catalog_generation": ".user_catalog",
     "Workload": ".workload",
     "SLO": ".workload",
     "Link": ".workload",
     "accepts_legacy": ".workload",
     "accepts_legacy_forms": ".workload",
 }
-_MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'workload',)
+_MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'user_catalog', 'workload',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

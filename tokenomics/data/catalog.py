@@ -8,7 +8,10 @@ unresolved source, an implausible value. The file format is documented in
 ``docs/catalog-schema.md``.
 
 The bundled catalogs are found inside the installed package (``tokenomics/_data``) or, in a
-source checkout, at the repository root (``hardware_catalog/``, ``model_catalog/``).
+source checkout, at the repository root (``hardware_catalog/``, ``model_catalog/``). User
+catalog folders (``hardware/`` and ``models/``, each with its ``sources.toml``) are layered on
+top of them (:mod:`tokenomics.data.user_catalog`: the ``TOKENOMICS_CATALOG`` environment
+variable, then ``use_catalog``, the CLI's ``--catalog DIR``); see ``docs/user-catalogs.md``.
 
 Run ``python -m tokenomics.data.catalog`` to validate every bundled file.
 """
@@ -20,7 +23,7 @@ import math
 import re
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +34,7 @@ from tokenomics.core.errors import CatalogError, TokenomicsError, UnitError, Unk
 from tokenomics.core.units import parse_quantity
 from tokenomics.data.hf_config import model_from_hf_config
 from tokenomics.data.specs import Hardware, Model, Price
+from tokenomics.data.user_catalog import catalog_generation, check_folders, search_path, user_subdir
 
 _PKG = Path(__file__).resolve().parent.parent  # the tokenomics package folder
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
@@ -257,7 +261,8 @@ def _common_header(f: _File, data: Mapping[str, Any]) -> tuple[str, tuple[str, .
 # Hardware
 # --------------------------------------------------------------------------------------------
 _HW_REQUIRED = ("schema", "id", "name", "vendor", "status", "released", "compute", "memory")
-_HW_OPTIONAL = ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices")
+_HW_OPTIONAL = ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices",
+                "overrides")
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
@@ -279,7 +284,7 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     id_, aliases = _common_header(f, data)
     status = _hw_status(f, data)
     peaks = _hw_peaks(f, data)
-    mem, cap, bw, sram = _hw_memory(f, data)
+    mem, cap, vis, bw, sram = _hw_memory(f, data)
     up, up_bw, dom, up_lat = _hw_scale_up(f, data)
     out, out_bw, out_lat = _hw_scale_out(f, data)
     tdp = _hw_power(f, data)
@@ -289,7 +294,8 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
         return Hardware(
             id=id_, name=f.string(data, "name", ""), vendor=f.string(data, "vendor", ""),
             status=status, aliases=aliases, released=str(data.get("released", "")),
-            peak_flop_per_s=peaks, mem_capacity_bytes=cap, mem_bw_bytes_per_s=bw,
+            peak_flop_per_s=peaks, mem_capacity_bytes=cap, mem_visible_bytes=vis,
+            mem_bw_bytes_per_s=bw,
             memory_type=f.string(mem, "type", "memory"), sram_bytes=sram,
             scale_up_name=f.string(up, "name", "scale_up", required=False),
             scale_up_bw_bytes_per_s=up_bw,
@@ -330,16 +336,25 @@ def _hw_peaks(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _hw_memory(f: _File, data: Mapping[str, Any],
-               ) -> tuple[dict[str, Any], float, float, float | None]:
-    """The ``[memory]`` table, its capacity [B], bandwidth [B/s] and optional SRAM [B]."""
+               ) -> tuple[dict[str, Any], float, float | None, float, float | None]:
+    """The ``[memory]`` table: physical capacity [B], driver-visible memory [B] or None,
+    bandwidth [B/s] and optional SRAM [B].
+
+    ``capacity`` is the physical memory, ``visible`` (optional) what the driver reports as
+    device memory (nvidia-smi ``memory.total``, ROCm's VRAM); visible may not exceed capacity.
+    """
     mem = _table(f, data, "memory")
-    f.keys(mem, "memory", ("type", "capacity", "bandwidth"), ("sram",))
+    f.keys(mem, "memory", ("type", "capacity", "bandwidth"), ("sram", "visible"))
     cap = f.quantity(mem, "capacity", "memory", "B", *_B["capacity"])
     bw = f.quantity(mem, "bandwidth", "memory", "B/s", *_B["bandwidth"])
     if cap is None or bw is None:
         raise f.err("memory", "capacity and bandwidth must be published to model a device")
+    vis = f.quantity(mem, "visible", "memory", "B", *_B["capacity"], required=False)
+    if vis is not None and vis > cap:
+        raise f.err("memory.visible", f"{vis:.6g} B exceeds the physical capacity {cap:.6g} B; "
+                                      "visible is the driver's share of the physical memory")
     sram = f.quantity(mem, "sram", "memory", "B", *_B["sram"], required=False)
-    return mem, cap, bw, sram
+    return mem, cap, vis, bw, sram
 
 
 def _hw_scale_up(f: _File, data: Mapping[str, Any],
@@ -429,7 +444,7 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
     f = _File(path, sources)
     data = read_toml(path)
     f.keys(data, "", ("schema", "id", "name", "family", "config_source", "official", "weights",
-                      "config"), ("aliases", "released", "notes"))
+                      "config"), ("aliases", "released", "notes", "overrides"))
     id_, aliases = _common_header(f, data)
     cfg_src = f.source(data["config_source"], "config_source")
     off = _table(f, data, "official")
@@ -476,44 +491,86 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Catalog:
-    """Validated catalog contents: entries by id, aliases, bibliography."""
+    """Validated catalog contents: entries by id, aliases, bibliography.
+
+    ``search_path`` lists the user catalog folders layered on the bundled (or given) folders,
+    in the order they were read; an entry whose ``path`` lies under one of them is a user
+    entry.
+    """
 
     hardware: Mapping[str, Hardware]
     models: Mapping[str, Model]
     sources: Mapping[str, Source]
     hardware_aliases: Mapping[str, str]
     model_aliases: Mapping[str, str]
+    search_path: tuple[Path, ...] = ()
 
 
 def load_catalog(hardware_dir: Path | str | None = None,
-                 model_dir: Path | str | None = None) -> Catalog:
-    """Load and validate a hardware and a model catalog folder (default: the bundled ones).
+                 model_dir: Path | str | None = None, *,
+                 catalog_path: Iterable[Path | str] | None = None) -> Catalog:
+    """Load and validate a hardware and a model catalog folder, plus user catalog folders.
+
+    Parameters
+    ----------
+    hardware_dir, model_dir : path, optional
+        The base folders (default: the bundled ``hardware_catalog`` and ``model_catalog``).
+    catalog_path : iterable of path, optional
+        User catalog folders read after the base folders, in order, each holding
+        ``hardware/*.toml`` and/or ``models/*.toml`` with a ``sources.toml`` beside them.
+        Default: :func:`search_path` (``TOKENOMICS_CATALOG``, then :func:`use_catalog`);
+        ``()`` reads the base folders only.
+
+    Returns
+    -------
+    Catalog
 
     Raises
     ------
     CatalogError
-        On the first invalid file, naming it and the field; also on an alias that collides
-        with another entry.
+        On the first invalid file, naming it and the field, exactly as for a bundled file; on
+        an alias that collides with another entry; on a user entry whose id is already defined
+        by an earlier folder unless the file says ``overrides = true`` (then it replaces that
+        entry), and on ``overrides = true`` with nothing to replace.
     """
     hdir = Path(hardware_dir) if hardware_dir else catalog_dir("hardware_catalog")
     mdir = Path(model_dir) if model_dir else catalog_dir("model_catalog")
-    src_files = [p for p in (hdir / "sources.toml", mdir / "sources.toml") if p.exists()]
-    sources = load_sources(src_files)
+    users = search_path() if catalog_path is None else check_folders(catalog_path, "catalog_path")
+    layers = [(hdir, mdir)] + [(user_subdir(u, "hardware"), user_subdir(u, "models"))
+                               for u in users]
+    folders = [d for layer in layers for d in layer if d is not None]
+    sources = load_sources([d / "sources.toml" for d in folders if (d / "sources.toml").exists()])
     hw: dict[str, Hardware] = {}
-    for p in sorted(hdir.glob("*.toml")):
-        if p.name == "sources.toml":
-            continue
-        h = parse_hardware_file(p, sources)
-        hw[h.id] = h
     models: dict[str, Model] = {}
-    for p in sorted(mdir.glob("*.toml")):
-        if p.name == "sources.toml":
-            continue
-        m = parse_model_file(p, sources)
-        models[m.id] = m
+    for h_dir, m_dir in layers:
+        _read_folder(h_dir, hw, lambda p: parse_hardware_file(p, sources), "hardware")
+        _read_folder(m_dir, models, lambda p: parse_model_file(p, sources), "model")
     return Catalog(hardware=hw, models=models, sources=sources,
                    hardware_aliases=_alias_map(hw, "hardware"),
-                   model_aliases=_alias_map(models, "model"))
+                   model_aliases=_alias_map(models, "model"), search_path=users)
+
+
+def _read_folder(folder: Path | None, into: dict[str, Any], parse: Any, what: str) -> None:
+    """Parse every entry file of ``folder`` into ``into`` under the overrides rule."""
+    if folder is None:
+        return
+    for p in sorted(folder.glob("*.toml")):
+        if p.name == "sources.toml":
+            continue
+        entry = parse(p)
+        overrides = read_toml(p).get("overrides", False)
+        if not isinstance(overrides, bool):
+            raise CatalogError(f"{p}: field overrides: must be true or false, got {overrides!r}")
+        earlier = into.get(entry.id)
+        if earlier is not None and not overrides:
+            raise CatalogError(f"{p}: field id: {what} {entry.id!r} is already defined by "
+                               f"{earlier.path}; choose another id, or write `overrides = "
+                               "true` at the top of this file to replace that entry")
+        if earlier is None and overrides:
+            raise CatalogError(f"{p}: field overrides: no earlier {what} entry {entry.id!r} "
+                               "to replace (bundled or in an earlier catalog folder); remove "
+                               "`overrides` or correct the id")
+        into[entry.id] = entry
 
 
 def _alias_map(entries: Mapping[str, Any], what: str) -> dict[str, str]:
@@ -532,10 +589,22 @@ def _norm(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-")
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=8)
+def _load_cached(path: tuple[Path, ...], _generation: int) -> Catalog:
+    return load_catalog(catalog_path=path)
+
+
 def default_catalog() -> Catalog:
-    """The bundled catalogs, loaded and validated once per process."""
-    return load_catalog()
+    """The bundled catalogs plus the user folders of :func:`search_path`, validated.
+
+    Loaded once per search path (an ``lru_cache`` keyed on the folders and on the count of
+    :func:`~tokenomics.data.user_catalog.use_catalog` calls): changing ``TOKENOMICS_CATALOG``
+    or calling ``use_catalog`` takes effect at the next lookup.
+    """
+    return _load_cached(search_path(), catalog_generation())
+
+
+default_catalog.cache_clear = _load_cached.cache_clear  # type: ignore[attr-defined]
 
 
 def _lookup(name: Any, table: Mapping[str, Any], aliases: Mapping[str, str], what: str) -> Any:

@@ -4,7 +4,11 @@ A :class:`Deployment` names the model and hardware (catalog ids resolve through
 :mod:`tokenomics.data.catalog`), the tensor/pipeline/expert/attention-data parallel layout,
 the weight, KV, activation and compute formats, the memory budget and the efficiencies. It
 rejects at construction any layout the model or the hardware's links cannot run
-(:mod:`tokenomics.data.interconnect`), so every later stage may take it as valid.
+(:mod:`tokenomics.data.interconnect`), so every later stage may take it as valid. The compute
+peak is checked lazily (:meth:`Deployment.compute_peak_flop_per_s`): a device that publishes
+only its memory bandwidth (HyperAccel Bertha, Vera Rubin, Cerebras) still gets a
+memory-bound decode time, while prefill, ridge points and anything else that needs the peak
+raise :class:`~tokenomics.core.errors.NotPublishedError` naming the missing figure.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tokenomics.core.dtypes import dtype
-from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.core.units import coerce_fields
 from tokenomics.data import catalog
 from tokenomics.data.interconnect import ALGORITHMS, topology
@@ -127,8 +131,7 @@ class Deployment:
         self._check_communication()
         self._resolve_formats()
         self._check_memory_budget()
-        # Fail early if the compute format has no published peak on this hardware.
-        self.hardware.peak(self.compute_dtype)
+        self._check_compute_format()
 
     def _resolve_catalog_ids(self) -> None:
         """Replace a model or hardware given as a catalog id by its catalog entry."""
@@ -175,6 +178,18 @@ class Deployment:
         for name in ("weight_dtype", "expert_dtype", "embedding_dtype", "kv_dtype", "act_dtype",
                      "compute_dtype"):
             object.__setattr__(self, name, dtype(getattr(self, name)).name)
+
+    def _check_compute_format(self) -> None:
+        """Reject a compute format the chip does not run; a missing peak is checked later.
+
+        A format the catalog marks ``"not supported"`` cannot run on the device, so the
+        deployment is invalid. A ``"not published"`` peak only leaves the compute time
+        unknown: it is checked where it is used (:meth:`compute_peak_flop_per_s`), so a
+        device without a published peak still serves memory-bound decode from its bandwidth.
+        """
+        key = dtype(self.compute_dtype).peak
+        if self.hardware.unavailable.get(f"compute.{key}") == "not supported":
+            self.hardware.peak(self.compute_dtype)   # raises the catalog's own message
 
     def _check_memory_budget(self) -> None:
         """Usable fraction in (0, 1], runtime reserve and workspace >= 0 [B]."""
@@ -233,6 +248,40 @@ class Deployment:
         if self.pp > 1:
             topo.check(self.n_devices if self.n_devices > max(topo.domain_size, 1) else 1,
                        f"the replica of tp*pp={self.n_devices}", self.hardware.id)
+
+    @property
+    def compute_peak_published(self) -> bool:
+        """Whether the hardware publishes a dense peak for ``compute_dtype``."""
+        return dtype(self.compute_dtype).peak in self.hardware.peak_flop_per_s
+
+    def compute_peak_flop_per_s(self, needed_by: str = "this calculation") -> float:
+        """Dense peak of the hardware at ``compute_dtype`` [FLOP/s], checked where it is used.
+
+        Parameters
+        ----------
+        needed_by : str
+            What needs the peak, named in the error (e.g. ``"prefill"``, ``"the ridge point"``).
+
+        Returns
+        -------
+        float
+            ``hardware.peak(compute_dtype)`` [FLOP/s] (integer formats: op/s).
+
+        Raises
+        ------
+        NotPublishedError
+            If the catalog gives no peak for the format; the message names the missing
+            figure, what needed it, the formats that have one, and the override
+            (``compute_dtype=`` or ``hardware.with_(peak_flop_per_s=...)``).
+        """
+        try:
+            return self.hardware.peak(self.compute_dtype)
+        except NotPublishedError as exc:
+            raise NotPublishedError(
+                f"{needed_by} needs the compute peak: {exc}; pick a compute_dtype with a "
+                "published peak or give one with hardware.with_(peak_flop_per_s={...}). "
+                "Memory-bound decode works without it (a bandwidth-only lower bound)"
+            ) from None
 
     @property
     def attention_tp(self) -> int:

@@ -29,8 +29,8 @@ WindowKind = Literal["full", "sliding", "chunked"]
 # Hardware
 # --------------------------------------------------------------------------------------------
 _HARDWARE_UNITS = {
-    "mem_capacity_bytes": "B", "mem_bw_bytes_per_s": "B/s", "sram_bytes": "B",
-    "scale_up_bw_bytes_per_s": "B/s", "scale_up_latency_s": "s",
+    "mem_capacity_bytes": "B", "mem_visible_bytes": "B", "mem_bw_bytes_per_s": "B/s",
+    "sram_bytes": "B", "scale_up_bw_bytes_per_s": "B/s", "scale_up_latency_s": "s",
     "scale_out_bw_bytes_per_s": "B/s", "scale_out_latency_s": "s", "tdp_w": "W",
 }
 
@@ -71,7 +71,13 @@ class Hardware:
     peak_flop_per_s : Mapping[str, float]
         Dense peak matrix throughput per compute format [FLOP/s] (integer formats: op/s).
     mem_capacity_bytes : float
-        Device memory [B] (decimal or binary as the vendor states, converted to bytes).
+        **Physical** device memory [B]: the vendor's capacity read in the unit the vendor
+        meant (HBM stacks are binary-sized, so NVIDIA's and AMD's "80 GB" is 80 GiB =
+        85,899,345,920 B; see ``docs/catalog-schema.md``).
+    mem_visible_bytes : float or None
+        Device memory the driver reports as usable [B] (nvidia-smi's ``memory.total``, ROCm's
+        VRAM figure); None where no such report is published. Never above the physical
+        capacity.
     mem_bw_bytes_per_s : float
         Peak device-memory bandwidth [B/s].
     sram_bytes : float or None
@@ -105,6 +111,7 @@ class Hardware:
     released: str = ""
     memory_type: str = ""
     sram_bytes: float | None = None
+    mem_visible_bytes: float | None = None
     scale_up_name: str = ""
     scale_up_bw_bytes_per_s: float | None = None
     scale_up_domain_size: int | None = None
@@ -134,6 +141,31 @@ class Hardware:
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
                 raise TokenomicsError(f"hardware {self.id!r}: {name} must be > 0, got {v!r}")
+        vis = self.mem_visible_bytes
+        if vis is not None and not (0 < vis <= self.mem_capacity_bytes and math.isfinite(vis)):
+            raise TokenomicsError(
+                f"hardware {self.id!r}: mem_visible_bytes must be > 0 and at most the physical "
+                f"mem_capacity_bytes ({self.mem_capacity_bytes:.6g} B), got {vis!r}")
+
+    @property
+    def mem_usable_bytes(self) -> float:
+        """Device memory a deployment can allocate from [B].
+
+        Returns
+        -------
+        float
+            ``mem_visible_bytes`` (what the driver reports) where published, else the physical
+            ``mem_capacity_bytes``. Memory fit, batch limits, device counts, paged KV and the
+            HBM tier take a ``usable_memory_fraction`` of this figure.
+
+        Notes
+        -----
+        The driver reserves part of the physical HBM (ECC/row remapping, firmware, page
+        tables): an H100 SXM 80 GB has 80 GiB = 85,899,345,920 B physical and nvidia-smi
+        reports 81,559 MiB = 85,520,809,984 B total.
+        """
+        return self.mem_visible_bytes if self.mem_visible_bytes is not None \
+            else self.mem_capacity_bytes
 
     def peak(self, fmt: str | DType) -> float:
         """Dense peak throughput for the compute format ``fmt`` [FLOP/s].
@@ -155,7 +187,14 @@ class Hardware:
             ) from None
 
     def with_(self, **changes: Any) -> Hardware:
-        """Return a copy with fields replaced (e.g. a different bandwidth for a what-if)."""
+        """Return a copy with fields replaced (e.g. a different bandwidth for a what-if).
+
+        A new ``mem_capacity_bytes`` without a ``mem_visible_bytes`` drops the driver's
+        visible figure (it described the old memory), so ``mem_usable_bytes`` is then the
+        capacity passed: ``hw.with_(mem_capacity_bytes=80e9)`` models exactly 80e9 B.
+        """
+        if "mem_capacity_bytes" in changes:
+            changes.setdefault("mem_visible_bytes", None)
         return replace(self, **changes)
 
 

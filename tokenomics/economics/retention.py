@@ -37,7 +37,8 @@ about 3 h). A 5-10 minute golden time needs a return that misses HBM to cost as 
 minutes of the KV's HBM rent: about $0.85-1.26 per miss for 39 GB on H100s at $3.78/h, a price
 of the user's experience of a resume that is not instant. The library states that price as a
 default (``price_catalog/kv_tiers.toml``, ``[retention] miss_price``: $8.40 per million tokens
-of context, $1.00 for the source's 119K-token prefix, giving 6.7 minutes) and labels it an
+of context, $1.00 for the source's 119K-token prefix, giving 7.5 minutes on 8 x H100 with
+the HBM the driver exposes, 6.7 with the source's 80 GB) and labels it an
 assumption; ``miss_usd=0`` gives the GPU-time-only answer.
 
 The prices the policy weighs travel together as :class:`RetentionPrices`; the 0.1 keyword form
@@ -475,9 +476,9 @@ class RetentionPolicy:
         >>> p = retention_policy(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8), 119_000)
         >>> o = p.occupancy(100 / 22_500)           # ~100 sessions on the replica
         >>> round(o.sessions_in_hbm, 2), round(o.sessions_in_tier, 1)   # in HBM, in DRAM
-        (1.46, 15.7)
+        (1.63, 15.5)
         >>> round(o.tier_fraction, 2)             # of the 8 GPUs' 2 TB of host DRAM
-        0.31
+        0.3
         """
         lam = V.non_negative(idle_gaps_per_s, "idle_gaps_per_s", "1/s")
         e1 = float(self.gap.expected_min(self.t1_s))
@@ -502,7 +503,7 @@ class RetentionPolicy:
         >>> import tokenomics as tk
         >>> p = retention_policy(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8), 119_000)
         >>> [round(float(m), 2) for m in p.miss_usd_for_hbm_residence([300, 600])]
-        [0.85, 1.26]
+        [0.8, 1.18]
         """
         lam = _times(t_s)
         h = np.asarray(self.gap.hazard(lam), float)
@@ -582,7 +583,7 @@ def _holding_prices(hw: Hardware, t: Tier, pr: RetentionPrices) -> tuple[float, 
     """Device-hour price [USD/hour] and the HBM and tier holding costs [USD/B/s]."""
     p_hour = (rental_usd_per_hour(hw) if pr.usd_per_device_hour is None
               else pr.usd_per_device_hour)
-    h_H = (p_hour / 3600.0 / hw.mem_capacity_bytes if pr.hbm_usd_per_byte_s is None
+    h_H = (p_hour / 3600.0 / hw.mem_usable_bytes if pr.hbm_usd_per_byte_s is None
            else pr.hbm_usd_per_byte_s)
     h_T = t.holding_usd_per_byte_s() if pr.tier_usd_per_byte_s is None else pr.tier_usd_per_byte_s
     return p_hour, h_H, h_T
@@ -694,9 +695,9 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     (``miss_usd=0``: H100 at $3.78/h, so HBM $0.0473/GB-hour; host DRAM $2.28e-4/GB-hour)
     offloads the 39 GB of a 119K-token Llama 3.1 70B session at once (``t1 = 0``) and drops it
     after ~3 hours: a DRAM reload costs 1.25 s of the KV's HBM rent, and users come back far
-    more rarely than that. ``t1`` lands in 5-10 minutes when a miss costs $0.85-1.26 (28-41
+    more rarely than that. ``t1`` lands in 5-10 minutes when a miss costs $0.80-1.18 (28-41
     minutes of that HBM rent; :meth:`RetentionPolicy.miss_usd_for_hbm_residence`). The
-    bundled default states $8.40 per million context tokens ($1.00 for this session: 6.7
+    bundled default states $8.40 per million context tokens ($1.00 for this session: 7.5
     minutes) -- the source's rule turned into a price, labelled an assumption in
     ``kv_tiers.toml``, not a measured cost. Because that default scales with the context like
     the HBM rent does, the default golden time does not depend on the session's length.
@@ -712,7 +713,7 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
     >>> p = retention_policy(d, 119_000)                  # stated default: $1.00 per miss
     >>> round(p.miss_usd, 2), round(p.t1_s / 60, 1), round(p.t2_s / 3600, 1)
-    (1.0, 6.7, 3.2)
+    (1.0, 7.5, 3.2)
     >>> q = retention_policy(d, 119_000, miss_usd=0)     # GPU time only: offload at once
     >>> q.t1_s, round(q.t2_s / 3600, 1)
     (0.0, 3.2)
@@ -743,7 +744,7 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
         recompute_s=t_c, reload_usd=R_r, recompute_usd=R_c, miss_usd=m,
         hbm_hazard_threshold_per_s=thr_h, drop_hazard_threshold_per_s=thr_d,
         t_grid_s=grid, cost_curve_usd=curve, gap=g, tier_kv_bytes=K / dep.kv_replication,
-        hbm_capacity_bytes=n * hw.mem_capacity_bytes,
+        hbm_capacity_bytes=n * hw.mem_usable_bytes,
         tier_capacity_bytes=n * t.capacity_per_gpu_bytes)
 
 

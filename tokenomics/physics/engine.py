@@ -67,7 +67,9 @@ class StepResult:
     lower_bound_s : array
         max(total compute time, total memory time) [s] (perfect overlap).
     compute_time_s, memory_time_s : array
-        Totals of the two roofline terms over operators [s].
+        Totals of the two roofline terms over operators [s]. ``compute_time_s`` is NaN for a
+        decode on hardware that publishes no peak for the compute format: the step is then
+        timed by memory traffic alone, so ``time_s`` is a lower bound on the true time.
     comm_time_s : array
         Exposed communication: the step's collectives (:func:`tokenomics.physics.collectives.step_comm`)
         less what ``comm_overlap`` hides behind compute [s].
@@ -163,8 +165,8 @@ class OperatorTimes:
     bound: Any
 
 
-def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = None
-                   ) -> OperatorTimes:
+def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = None, *,
+                   memory_only_if_unpublished: bool = False) -> OperatorTimes:
     """Roofline time of each operator and their totals on one of ``shard`` devices.
 
     Parameters
@@ -175,15 +177,25 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
         Replica-wide operator costs (:func:`tokenomics.physics.operators.step_costs`).
     shard : int, optional
         Devices the costs are split over; default ``dep.tp``.
+    memory_only_if_unpublished : bool
+        Where the hardware publishes no peak for ``dep.compute_dtype``: False (default)
+        raises :class:`~tokenomics.core.errors.NotPublishedError`; True (memory-bound
+        decode) leaves each compute time NaN ("unknown") and times every operator by its
+        memory traffic alone, :math:`Q_o / (n \\beta)`: a **lower bound** on the step time.
 
     Returns
     -------
     OperatorTimes
         :math:`\\max(F_o / (n P), Q_o / (n \\beta))` per operator, and the totals [s].
+        Without a published peak (and ``memory_only_if_unpublished``): ``compute_s`` is NaN,
+        ``roofline_s`` and ``lower_bound_s`` are the memory time, ``bound`` is ``"memory"``.
     """
     n = dep.tp if shard is None else shard
     eff = dep.efficiency
-    peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
+    if memory_only_if_unpublished and not dep.compute_peak_published:
+        peak = np.nan            # compute time unknown: NaN, skipped by np.fmax below
+    else:
+        peak = dep.compute_peak_flop_per_s("the step's compute time") * eff.mfu
     bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
     per_op = {}
     total_c: Any = 0.0
@@ -195,7 +207,7 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     for op in costs:
         tc = op.flops / (n * peak)
         tm = op.bytes / (n * bw)
-        t = np.maximum(tc, tm)
+        t = np.fmax(tc, tm)      # = max(tc, tm); tm alone where tc is NaN (no peak)
         per_op[op.name] = (tc, tm, t)
         total_c = total_c + tc
         total_m = total_m + tm
@@ -204,7 +216,7 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
         flops = flops + op.flops / n
         bytes_ = bytes_ + op.bytes / n
     return OperatorTimes(per_op=per_op, compute_s=total_c, memory_s=total_m, roofline_s=roof,
-                         lower_bound_s=np.maximum(total_c, total_m), flops=flops, bytes=bytes_,
+                         lower_bound_s=np.fmax(total_c, total_m), flops=flops, bytes=bytes_,
                          bound=np.where(t_compute_bound > 0.5 * roof, "compute", "memory"))
 
 

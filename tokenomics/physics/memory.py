@@ -224,7 +224,7 @@ def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
         ws = (tps * activation_workspace_bytes_per_token(dep)
               + b * logits_workspace_bytes_per_sequence(dep)) / dep.pp + 0 * c
     total = w + kv + ws + dep.runtime_reserve_bytes
-    cap = dep.hardware.mem_capacity_bytes
+    cap = dep.hardware.mem_usable_bytes
     usable = cap * dep.usable_memory_fraction
     free = usable - total
     return MemoryFit(
@@ -282,7 +282,7 @@ def max_batch(dep: Deployment, context_tokens: Any) -> Any:
     """
     c = V.counts(context_tokens, "context_tokens", unit="token")
     V.context_within(dep.model, c, dep.allow_beyond_max_context)
-    room = (dep.hardware.mem_capacity_bytes * dep.usable_memory_fraction
+    room = (dep.hardware.mem_usable_bytes * dep.usable_memory_fraction
             - weight_bytes_per_device(dep) - dep.runtime_reserve_bytes)
     if dep.workspace_bytes is not None:
         room = room - dep.workspace_bytes
@@ -334,8 +334,8 @@ class MemoryBudget:
     --------
     >>> import tokenomics as tk
     >>> b = MemoryBudget(tk.model("llama-3.1-70b"), tk.hardware("h100-sxm"), "fp8")
-    >>> round(b.weights_bytes / 1e9, 1), b.per_device_bytes / 1e9    # 80 GB x 0.9
-    (72.7, 72.0)
+    >>> round(b.weights_bytes / 1e9, 1), round(b.per_device_bytes / 1e9, 2)  # 81,559 MiB x 0.9
+    (72.7, 76.97)
     """
 
     model: Any
@@ -391,7 +391,7 @@ class MemoryBudget:
     @property
     def per_device_bytes(self) -> Any:
         """Memory of one device left for weights and KV: :math:`f\\,cap - R - A` [B]."""
-        return self.hardware.mem_capacity_bytes * self.usable_memory_fraction \
+        return self.hardware.mem_usable_bytes * self.usable_memory_fraction \
             - self.runtime_reserve_bytes - self.workspace_bytes
 
 
@@ -456,13 +456,16 @@ def devices_needed(deployment: Deployment | MemoryBudget, batch: Any,
     Examples
     --------
     >>> import tokenomics as tk
-    >>> round(devices_needed(tk.model("llama-3.1-405b"), tk.hardware("h100-sxm"), 32, 131072,
-    ...       usable_memory_fraction=1.0), 1)   # S15, corrected
+    >>> m, h = tk.model("llama-3.1-405b"), tk.hardware("h100-sxm")
+    >>> round(devices_needed(m, h.with_(mem_capacity_bytes=80e9), 32, 131072,
+    ...       usable_memory_fraction=1.0), 1)   # S15, corrected, at the source's 80 GB
     37.2
+    >>> round(devices_needed(m, h, 32, 131072, usable_memory_fraction=1.0), 1)  # 81,559 MiB
+    34.8
     >>> d = tk.Deployment("llama-3.1-405b", "h100-sxm", usable_memory_fraction=1.0,
     ...                   workspace_bytes=0)
-    >>> round(devices_needed(d, 32, 131072), 1)
-    37.2
+    >>> round(devices_needed(d, 32, 131072), 1)          # the Deployment form, same budget
+    34.8
     """
     from tokenomics.physics.kv import kv_cache_bytes
 
@@ -475,7 +478,7 @@ def devices_needed(deployment: Deployment | MemoryBudget, batch: Any,
         lost = np.max(np.asarray(b.runtime_reserve_bytes + b.workspace_bytes))
         raise DoesNotFitError(
             f"{b.hardware.id}: runtime reserve and workspace ({lost:.4g} B) leave no usable "
-            f"memory of {b.hardware.mem_capacity_bytes:.4g} B")
+            f"memory of {b.hardware.mem_usable_bytes:.4g} B")
     return V.scalar_or_array((b.weights_bytes + kv) / per_dev)
 
 

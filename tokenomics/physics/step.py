@@ -79,6 +79,10 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     StepResult
         ``step_time_s`` [s], ``tokens_per_s_per_user`` [token/s],
         ``tokens_per_s_per_device`` [token/s], ``bound``... Scalars in, floats out.
+        On hardware that publishes no peak for the compute format (HyperAccel Bertha,
+        Vera Rubin), each operator is timed by its memory traffic alone and
+        ``compute_time_s`` is NaN: ``step_time_s`` is then a lower bound (exact while the
+        step is memory-bound, i.e. at small batch).
 
     References
     ----------
@@ -104,7 +108,8 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
         ensure_fits(dep, fit, "decode", batch=B, context_tokens=C)
     b = B / dep.pp
     costs = step_costs(dep, b, T, C, T)
-    t = operator_times(dep, costs)
+    # Without a published compute peak, decode is timed by memory traffic: a lower bound.
+    t = operator_times(dep, costs, memory_only_if_unpublished=True)
     comm = exposed_comm_s(dep, t.roofline_s, b, T, T, "decode")
     return step_result(dep, "decode", t, comm, point=(B, C, T), tokens_per_step=B * T,
                        fits=fit.fits)

@@ -647,8 +647,8 @@ def _split_memory(attention: Deployment, ffn: FFNPool, B: Any, C: Any,
     mem_a = attn_w + B * kv_per_sequence_bytes(attention, C)
     if not check_memory:
         return mem_a, ffn_w
-    usable_a = attention.hardware.mem_capacity_bytes * attention.usable_memory_fraction
-    usable_f = ffn.hardware.mem_capacity_bytes * attention.usable_memory_fraction
+    usable_a = attention.hardware.mem_usable_bytes * attention.usable_memory_fraction
+    usable_f = ffn.hardware.mem_usable_bytes * attention.usable_memory_fraction
     if np.any(mem_a > usable_a):
         raise DoesNotFitError(
             f"attention pool: {float(np.max(mem_a)) / 1e9:.4g} GB per device of attention "

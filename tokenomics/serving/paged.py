@@ -601,9 +601,10 @@ def kv_capacity_sequences(dep: Deployment, lengths: Any, policy: Policy,
     >>> import tokenomics as tk
     >>> d = tk.Deployment("llama-3.1-8b", "h100-sxm", workspace_bytes=0)
     >>> c = kv_capacity_sequences(d, 1000, "paged", max_tokens=2048)
-    >>> # room 0.9 x 80e9 - 16.06e9 = 55.94e9 B; 131,072 B per token: 2048 or 1008 tokens
+    >>> # room 0.9 x 85.52e9 (81,559 MiB) - 16.06e9 = 60.91e9 B; 131,072 B per token:
+    >>> # 2048 tokens reserved (contiguous) or 1008 held on average (paged)
     >>> c.contiguous_sequences, c.paged_sequences
-    (208, 423)
+    (226, 461)
     >>> round(c.paged_over_contiguous, 4)             # 2048 / 1008
     2.0317
     """
@@ -615,7 +616,7 @@ def kv_capacity_sequences(dep: Deployment, lengths: Any, policy: Policy,
                      name="lengths")
     if m is not None:
         V.context_within(dep.model, m, dep.allow_beyond_max_context, name="max_tokens")
-    room = (dep.hardware.mem_capacity_bytes * dep.usable_memory_fraction
+    room = (dep.hardware.mem_usable_bytes * dep.usable_memory_fraction
             - weight_bytes_per_device(dep) - dep.runtime_reserve_bytes)
     if dep.workspace_bytes is not None:
         room = room - dep.workspace_bytes

@@ -364,7 +364,7 @@ def decode_table(dep: Deployment, ctx: int) -> DecodeTable:
     >>> import tokenomics as tk
     >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
     >>> decode_table(d, 2176).max_batch          # sequences of 2,048 + 128 tokens that fit
-    205
+    233
     """
     bmax = int(max_batch(dep, ctx))
     if bmax < 1:

@@ -365,13 +365,13 @@ def hbm_usd_per_byte_s(hardware: Hardware | str = "h100-sxm",
 
     Examples
     --------
-    >>> round(hbm_usd_per_byte_s("h100-sxm") * 1e9 * 3600, 5)    # $3.78/h / 80 GB
-    0.04725
+    >>> round(hbm_usd_per_byte_s("h100-sxm") * 1e9 * 3600, 4)  # $3.78/h / 85.52 GB visible
+    0.0442
     """
     hw = _hardware(hardware)
     p = (rental_usd_per_hour(hw) if usd_per_device_hour is None
          else V.single_amount(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
-    return p / 3600.0 / hw.mem_capacity_bytes
+    return p / 3600.0 / hw.mem_usable_bytes
 
 
 def hbm_tier(hardware: Hardware | str = "h100-sxm",
@@ -381,15 +381,15 @@ def hbm_tier(hardware: Hardware | str = "h100-sxm",
     Examples
     --------
     >>> t = hbm_tier("h100-sxm")
-    >>> t.capacity_bytes / 1e9, round(t.usd_per_gb_hour, 5)
-    (80.0, 0.04725)
+    >>> t.capacity_bytes / 1e9, round(t.usd_per_gb_hour, 4)   # 81,559 MiB; $3.78/h over it
+    (85.520809984, 0.0442)
     """
     hw = _hardware(hardware)
     src = {"capacity": hw.sources.get("memory.capacity", ""),
            "read_bandwidth": hw.sources.get("memory.bandwidth", "")}
     if usd_per_device_hour is None:
         src["holding_cost"] = rental_price(hw).source
-    return Tier(name="hbm", title=f"{hw.name} HBM", capacity_bytes=hw.mem_capacity_bytes,
+    return Tier(name="hbm", title=f"{hw.name} HBM", capacity_bytes=hw.mem_usable_bytes,
                 capacity_per="gpu", read_bytes_per_s=hw.mem_bw_bytes_per_s, latency_s=0.0,
                 usd_per_byte_s=hbm_usd_per_byte_s(hw, usd_per_device_hour),
                 sources=MappingProxyType(src),

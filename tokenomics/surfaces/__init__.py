@@ -17,6 +17,8 @@ Modules
     Spreadsheet export: a decode sizing sheet whose outputs are live formulas, and plain tables.
 ``plots``
     Matplotlib figures: roofline with operators, throughput frontier, memory budget, cost split.
+``spec``
+    The physics spec: laws every catalog entry must obey, checked against the installed library.
 ``spreadsheet``
     Spreadsheet building blocks: SymPy expressions as formulas, and a four-column worksheet.
 ``tables``
@@ -30,6 +32,7 @@ from tokenomics.core.lazy import attach
 _EXPORTS = {
     "SUBCOMMANDS": ".arguments",
     "add_subcommands": ".arguments",
+    "add_global_arguments": ".arguments",
     "axes_or_new": ".canvas",
     "single_count": ".canvas",
     "labelled_items": ".canvas",
@@ -65,12 +68,22 @@ _EXPORTS = {
     "plot_cost": ".plots",
     "GOLDEN_TIME_MIN": ".plots",
     "plot_retention": ".plots",
+    "PRECISION_PAIRS": ".spec",
+    "MEMORY_RANGES": ".spec",
+    "PARAM_TOLERANCE": ".spec",
+    "Law": ".spec",
+    "Violation": ".spec",
+    "SpecReport": ".spec",
+    "NotApplicable": ".spec",
+    "Context": ".spec",
+    "LAWS": ".spec",
+    "check_catalog": ".spec",
     "HEADER": ".spreadsheet",
     "spreadsheet_formula": ".spreadsheet",
     "Worksheet": ".spreadsheet",
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spreadsheet', 'tables',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

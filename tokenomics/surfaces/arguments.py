@@ -23,7 +23,7 @@ from typing import Any
 
 from tokenomics.core.errors import TokenomicsError
 
-__all__ = ["SUBCOMMANDS", "add_subcommands"]
+__all__ = ["SUBCOMMANDS", "add_global_arguments", "add_subcommands"]
 
 #: The subcommands, in the order ``tokenomics --help`` lists them.
 SUBCOMMANDS = ("hardware", "models", "fit", "decode", "prefill", "roofline", "frontier", "cost",
@@ -64,6 +64,29 @@ def add_subcommands(sub: Any, commands: Mapping[str, Callable[..., Any]]) -> Non
                               f"{', '.join(unknown) or 'none'}")
     for name in SUBCOMMANDS:
         _ADD[name](sub, commands[name])
+
+
+def add_global_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options given before the subcommand: ``--catalog DIR`` (repeatable).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The top-level parser; ``--catalog`` collects into ``catalog``, a list of folders
+        (default empty), each a user catalog folder (``docs/user-catalogs.md``).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(prog="tokenomics")
+    >>> add_global_arguments(p)
+    >>> p.parse_args(["--catalog", "a", "--catalog", "b"]).catalog
+    ['a', 'b']
+    """
+    p.add_argument("--catalog", metavar="DIR", action="append", default=[],
+                   help="a user catalog folder (hardware/*.toml, models/*.toml, each with its "
+                        "sources.toml) read after the bundled catalogs and the folders of "
+                        "TOKENOMICS_CATALOG; repeatable, later folders last")
 
 
 # --------------------------------------------------------------------------------------------

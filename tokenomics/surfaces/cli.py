@@ -15,6 +15,12 @@ Examples
 
 Every command prints a table; ``--csv PATH`` / ``--json PATH`` also write it. Bad input exits
 with status 2 and a one-line message.
+
+Your own accelerators, models and prices: ``tokenomics --catalog DIR decode my-model my-chip``
+reads the user catalog folder DIR (``hardware/*.toml``, ``models/*.toml``) after the bundled
+catalogs (repeatable; the TOKENOMICS_CATALOG environment variable adds folders too; see
+docs/user-catalogs.md). ``python -m tokenomics.spec --catalog DIR`` checks the entries
+against the physics laws.
 """
 
 from __future__ import annotations
@@ -139,12 +145,13 @@ def _label(d: Deployment) -> str:
 # --------------------------------------------------------------------------------------------
 _HARDWARE_COLUMNS = ["id", "name", "status", "peak_bf16_dense_tflop_per_s",
                      "peak_fp8_dense_tflop_per_s", "peak_fp4_dense_tflop_per_s",
-                     "mem_capacity_gb", "mem_bw_tb_per_s", "ridge_bf16_flop_per_byte", "tdp_w",
+                     "mem_capacity_gb", "mem_visible_gb", "mem_bw_tb_per_s", "ridge_bf16_flop_per_byte", "tdp_w",
                      "price_usd_per_hour"]
 
 # (row label, Hardware field, divisor, source key) of the scalar hardware fields shown.
 _HARDWARE_FIELDS = [
     ("memory.capacity_gb", "mem_capacity_bytes", 1e9, "memory.capacity"),
+    ("memory.visible_gb", "mem_visible_bytes", 1e9, "memory.visible"),
     ("memory.bandwidth_tb_per_s", "mem_bw_bytes_per_s", 1e12, "memory.bandwidth"),
     ("memory.sram_mb", "sram_bytes", 1e6, "memory.sram"),
     ("scale_up.gb_per_s_per_direction", "scale_up_bw_bytes_per_s", 1e9, "scale_up.bandwidth"),
@@ -502,7 +509,7 @@ def _report_memory(d: Deployment, batches: list[int], ctx: int, mb: int,
     need = tk.min_devices(d.model, d.hardware, 1, ctx, d.weight_dtype, d.kv_dtype,
                           d.usable_memory_fraction)
     return [f"memory per device: weights {fit.weights_bytes.iloc[0] / 1e9:.1f} GB of "
-            f"{d.hardware.mem_capacity_bytes / 1e9:.0f} GB ({d.usable_memory_fraction:.0%} "
+            f"{d.hardware.mem_usable_bytes / 1e9:.0f} GB ({d.usable_memory_fraction:.0%} "
             f"usable); max batch at {ctx} tokens: {mb}; min devices for one sequence: {need}"]
 
 
@@ -625,10 +632,11 @@ def build_parser() -> argparse.ArgumentParser:
         ``func`` to the ``cmd_*`` function that runs it (the arguments are
         :mod:`tokenomics.surfaces.arguments`'s).
     """
-    from tokenomics.surfaces.arguments import add_subcommands
+    from tokenomics.surfaces.arguments import add_global_arguments, add_subcommands
 
     p = _Parser(prog="tokenomics", description=__doc__,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_global_arguments(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_subcommands(sub, _COMMANDS)
     return p
@@ -639,13 +647,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     import tokenomics as tk  # after --help has exited
+    from tokenomics.data.user_catalog import check_folders
 
+    previous = None
     try:
+        if a.catalog:  # this call's folders; the caller's are restored below
+            check_folders(a.catalog, "--catalog")
+            previous = tk.use_catalog(*a.catalog)
         a.func(a)
     except (tk.TokenomicsError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"tokenomics: error: {msg}", file=sys.stderr)
         return 2
+    finally:
+        if previous is not None:
+            tk.use_catalog(*previous)
     return 0
 
 

@@ -260,7 +260,8 @@ def _device_inputs(s: _SizingSheet) -> None:
     c["mfu"] = s.value("MFU", eff.mfu, "1", "achieved fraction of peak FLOP/s")
     c["bw"] = s.value("memory bandwidth", hw.mem_bw_bytes_per_s, "B/s", "peak, one device")
     c["mbu"] = s.value("MBU", eff.mbu, "1", "achieved fraction of peak bandwidth")
-    c["cap"] = s.value("memory capacity", hw.mem_capacity_bytes, "B", "one device")
+    c["cap"] = s.value("memory capacity", hw.mem_usable_bytes, "B",
+                       "one device, usable: driver-visible (physical where not published)")
     c["frac"] = s.value("usable memory fraction", dep.usable_memory_fraction, "1",
                         "vLLM gpu_memory_utilization")
     c["tp"] = s.value("tp", dep.tp, "devices",

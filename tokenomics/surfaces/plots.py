@@ -737,7 +737,7 @@ def plot_retention(policies: Any, labels: Sequence[str] | None = None,
     ...                      tk.retention_policy(d, 119_000, miss_usd=0)])
     >>> [(a.get_gid(), round(float(a.get_xdata()[0]), 1)) for a in ax.get_lines()
     ...  if a.get_gid().startswith("optimum")]   # minutes; GPU time alone offloads at once
-    [('optimum', 6.7), ('optimum_at_once', 0.0)]
+    [('optimum', 7.5), ('optimum_at_once', 0.0)]
     """
     import tokenomics as tk
 

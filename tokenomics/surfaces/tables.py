@@ -22,7 +22,8 @@ def hardware_table() -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``id``, ``name``, ``vendor``, ``status``, ``peak_<fmt>_dense_tflop_per_s`` for every
-        format, ``mem_capacity_gb``, ``mem_bw_tb_per_s``, ``ridge_bf16_flop_per_byte``,
+        format, ``mem_capacity_gb`` (physical), ``mem_visible_gb`` (what the driver
+        reports; NaN where not published), ``mem_bw_tb_per_s``, ``ridge_bf16_flop_per_byte``,
         ``ridge_fp8_flop_per_byte``, ``ridge_fp4_flop_per_byte``, ``sram_mb``,
         ``scale_up_gb_per_s_per_direction``, ``scale_up_domain_size``,
         ``scale_out_gb_per_s_per_direction``, ``tdp_w``, ``price_usd_per_hour`` (the latest
@@ -41,6 +42,8 @@ def hardware_table() -> pd.DataFrame:
             v = h.peak_flop_per_s.get(k)
             row[f"peak_{k}_dense_tflop_per_s"] = v / 1e12 if v else np.nan
         row["mem_capacity_gb"] = h.mem_capacity_bytes / 1e9
+        row["mem_visible_gb"] = (h.mem_visible_bytes / 1e9 if h.mem_visible_bytes is not None
+                                 else np.nan)
         row["mem_bw_tb_per_s"] = h.mem_bw_bytes_per_s / 1e12
         for k in ("bf16", "fp8", "fp4"):
             row[f"ridge_{k}_flop_per_byte"] = _ridge_or_nan(h, k)
