@@ -30,6 +30,9 @@ LAYOUTS = {
     # One wafer per CS-3: Cerebras runs a 70B model on four systems as a pipeline
     # (141 GB of BF16 weights / 44 GB per wafer = 3.2 -> 4).
     "cerebras-wse3": dict(model="llama-3.1-70b", tp=1, pp=4),
+    # Groq 3 LPU (announced): 500 MB of SRAM per chip: 8.03 GB of FP8 weights / 32 chips =
+    # 251 MB each, inside one 256-chip LPX rack (tp=32 over the C2C links).
+    "groq-3-lpu": dict(tp=32, weight_dtype="fp8", act_dtype="fp8"),
     # The smallest TPU v5e (16 GiB) holds half of the 16 GB model per chip.
     "tpu-v5e": dict(tp=2),
 }

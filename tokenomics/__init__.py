@@ -67,8 +67,9 @@ _TOP = {
     "economics": (
         "ApiPrice", "blended_price", "cost_per_million_tokens", "deployment_cost",
         "DeploymentCost", "Energy", "energy_per_token", "GapDistribution", "margin", "Ownership",
-        "price", "price_table", "retention_policy", "RetentionOccupancy", "RetentionPolicy",
-        "RetentionPrices", "serving_day", "ServingDay", "tco_usd_per_device_hour",
+        "price", "price_on_basis", "price_table", "PriceBasis", "retention_policy",
+        "RetentionOccupancy", "RetentionPolicy", "RetentionPrices", "serving_day", "ServingDay",
+        "tco_usd_per_device_hour",
     ),
     "calibration": (
         "calibration_report", "efficiency_presets", "forecast_interval", "load_measurements",

@@ -120,3 +120,68 @@ def test_opt_projection_variant_is_rejected():
                                  "num_hidden_layers": 24, "num_attention_heads": 16,
                                  "word_embed_proj_dim": 512, "vocab_size": 50272,
                                  "max_position_embeddings": 2048})
+
+
+# GLM-4.5-Air config.json as transformers prints it (Glm4MoeConfig), transcribed from the
+# ms-swift model dump in the public code corpus (read_file id 48221590695); architecture keys
+# only. The GLM-4.5 (355B) keys that differ are those of THUDM/slime's Megatron script
+# scripts/models/glm4.5-355B-A32B.sh (hidden 5120, 92 layers of which 3 dense, FFN 12288, expert
+# 1536, 160 experts, QK layernorm).
+GLM45_AIR = {
+    "architectures": ["Glm4MoeForCausalLM"], "attention_bias": True,
+    "first_k_dense_replace": 1, "head_dim": 128, "hidden_size": 4096,
+    "intermediate_size": 10944, "max_position_embeddings": 131072, "model_type": "glm4_moe",
+    "moe_intermediate_size": 1408, "n_group": 1, "n_routed_experts": 128,
+    "n_shared_experts": 1, "norm_topk_prob": True, "num_attention_heads": 96,
+    "num_experts_per_tok": 8, "num_hidden_layers": 46, "num_key_value_heads": 8,
+    "num_nextn_predict_layers": 1, "partial_rotary_factor": 0.5, "tie_word_embeddings": False,
+    "topk_group": 1, "torch_dtype": "bfloat16", "use_qk_norm": False, "vocab_size": 151552,
+}
+GLM45 = {**GLM45_AIR, "hidden_size": 5120, "num_hidden_layers": 92, "first_k_dense_replace": 3,
+         "intermediate_size": 12288, "moe_intermediate_size": 1536, "n_routed_experts": 160,
+         "use_qk_norm": True}
+
+
+def test_glm45_air_imports_and_sizes_by_hand():
+    m = tk.model_from_hf_config(GLM45_AIR)
+    # No name in the config: the id comes from model_type.
+    assert m.id == "glm4-moe"
+    assert m.attention.kind == "GQA" and m.attention.qkv_bias and not m.attention.o_bias
+    assert m.layer_is_moe == (False,) + (True,) * 45 and m.mtp_layers == 1
+    # KV per token: 46 layers x 8 KV heads x (128 + 128) x 2 B = 188,416 B.
+    assert tk.kv_bytes_per_token(m) == 46 * 8 * 256 * 2 == 188_416
+    # Parameters by hand (h = 4096):
+    attn = 4096 * (96 * 128 + 2 * 8 * 128) + 96 * 128 * 4096 + (96 + 16) * 128  # + qkv bias
+    assert attn == 109_066_240
+    expert = 3 * 4096 * 1408                       # one routed (or the shared) expert
+    total = (2 * 151552 * 4096                     # embedding + untied LM head
+             + 46 * attn + 4096 * (2 * 46 + 1)     # attention, RMSNorm scales
+             + 3 * 4096 * 10944                    # the one dense FFN layer
+             + 45 * ((128 * 4096 + 128)            # router with e_score_correction_bias
+                     + expert + 128 * expert))     # shared + routed experts
+    assert total == 106_852_251_264                # Z.ai: 106B total
+    assert tk.param_count(m) == total
+    active = total - 45 * 120 * expert             # 8 of 128 routed experts per token
+    assert tk.param_count(m, active=True) == active
+
+
+def test_glm45_reads_qk_norm_and_sizes_by_hand():
+    m = tk.model_from_hf_config(GLM45)
+    assert m.attention.qk_norm
+    assert m.layer_is_moe[:4] == (False, False, False, True)
+    # KV per token: 92 x 8 x 256 x 2 B = 376,832 B.
+    assert tk.kv_bytes_per_token(m) == 376_832
+    attn = 5120 * (96 * 128 + 2048) + 96 * 128 * 5120 + (96 + 16) * 128 + 2 * 128
+    expert = 3 * 5120 * 1536
+    total = (2 * 151552 * 5120 + 92 * attn + 5120 * (2 * 92 + 1) + 3 * 3 * 5120 * 12288
+             + 89 * ((160 * 5120 + 160) + expert + 160 * expert))
+    assert tk.param_count(m) == total             # ~352.8e9; Z.ai: 355B total
+    assert total == pytest.approx(355e9, rel=0.01)
+    # Z.ai's 32B active leaves out the embedding and the LM head:
+    active = tk.param_count(m, active=True, include_embedding=False) - 151552 * 5120
+    assert active == pytest.approx(32e9, rel=0.01)
+
+
+def test_unreadable_config_error_names_the_fields_and_the_way_forward():
+    with pytest.raises(tk.CatalogError, match=r"num_experts.*docs/catalog-schema.md"):
+        tk.model_from_hf_config({**LLAMA, "model_type": "jamba", "num_experts": 16})

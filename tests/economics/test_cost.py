@@ -251,10 +251,39 @@ def test_device_price_and_0_1_price_arguments_agree():
 
 
 def test_device_hour_usd_by_source():
-    assert device_hour_usd(tk.hardware("h800")) == 2.0          # DeepSeek's $2 per H800-hour
+    # DeepSeek's $2 per H800-hour is tier "estimate": not on the default basis (on-demand
+    # tiers), so it is asked for by tier now (changed expectation, same figure).
+    assert device_hour_usd(tk.hardware("h800"), "estimate") == 2.0
+    assert device_hour_usd(tk.hardware("h800"), price_basis="estimate") == 2.0
+    with pytest.raises(tk.NotPublishedError, match="no rental price on the basis"):
+        device_hour_usd(tk.hardware("h800"))
     assert device_hour_usd(tk.hardware("h800"), 3.5) == 3.5
     # H800's TDP is 700 W (nvidia-smi power cap); without a TDP ownership cannot price power.
     with pytest.raises(tk.NotPublishedError, match="TDP not published"):
         device_hour_usd(tk.hardware("h800").with_(tdp_w=None), Ownership(30_000, 5))
     with pytest.raises(tk.TokenomicsError, match="usd_per_device_hour must be >= 0"):
         device_hour_usd(tk.hardware("h800"), -1.0)
+
+
+def test_cost_per_mtok_by_hand_from_a_price_and_a_throughput():
+    # $4.54 per device-hour at 2,000 tokens/s per device:
+    # 4.54 / 3600 s = 1.2611e-3 USD/s; / 2000 tok/s = 6.3056e-7 USD/tok; x 1e6 = 0.63056
+    assert cost_per_million_tokens(4.54, 2000.0) == pytest.approx(4.54 / 3600 / 2000 * 1e6)
+    assert cost_per_million_tokens(4.54, 2000.0) == pytest.approx(0.630556, rel=1e-5)
+
+
+def test_deployment_cost_reports_the_price_it_used():
+    d = tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8", compute_dtype="fp8",
+                      kv_dtype="fp8")
+    c = deployment_cost(d, 64, 4096)
+    # default basis: Spheron's H200 on-demand, $4.54 on 2026-03-17
+    assert (c.price_usd_per_device_hour, c.price_tier, c.price_date) == (
+        4.54, "neocloud-on-demand", "2026-03-17")
+    cb = deployment_cost(d, 64, 4096, price_basis="hyperscaler-capacity-block")
+    assert (cb.usd_per_device_hour, cb.price_tier, cb.price_date) == (
+        5.408, "hyperscaler-capacity-block", "2024-12")
+    # an explicit price wins over the basis
+    u = deployment_cost(d, 64, 4096, device_price=3.0, price_basis="neocloud-spot")
+    assert (u.usd_per_device_hour, u.price_tier) == (3.0, "user")
+    # same throughput, so cost scales with the price: 5.408 / 4.54
+    assert cb.output_usd_per_mtok / c.output_usd_per_mtok == pytest.approx(5.408 / 4.54)

@@ -49,9 +49,11 @@ def test_with_efficiency_applies_a_preset_or_keeps_the_deployments_own():
 
 def test_device_price_from_the_mapping_else_the_catalog_else_nan():
     assert device_price_usd_per_hour(D, {"h100-sxm": 2.5}) == 2.5
-    # DeepSeek's own assumption for an H800-hour, as the catalog records it: $2.
+    # DeepSeek's own assumption for an H800-hour, as the catalog records it: $2, tier
+    # "estimate", so not on the default (on-demand) basis: NaN there, $2 on an estimate basis.
     h800 = tk.Deployment("llama-3.1-8b", "h800")
-    assert device_price_usd_per_hour(h800, None) == 2.0
+    assert math.isnan(device_price_usd_per_hour(h800, None))
+    assert device_price_usd_per_hour(h800, None, "estimate") == 2.0
     nopr = D.with_(hardware=D.hardware.with_(prices=()))
     assert math.isnan(device_price_usd_per_hour(nopr, None))
 
@@ -64,3 +66,21 @@ def test_label_and_config_columns_describe_the_layout():
         "llama-3.1-70b | 8xh100-sxm tp4 spec k=3 pp2 bf16/fp8_e4m3/bf16"
     cols = config_columns(d)
     assert (cols["n_devices"], cols["tp"], cols["pp"], cols["kv_dtype"]) == (8, 4, 2, "fp8_e4m3")
+
+
+def test_device_prices_carry_tier_and_date_and_warn_on_mixed_tiers():
+    from tokenomics.pareto.inputs import device_prices, price_columns
+
+    h200 = tk.Deployment("llama-3.1-8b", "h200")
+    v6e = tk.Deployment("llama-3.1-8b", "tpu-v6e")
+    with pytest.warns(UserWarning, match="different tiers"):
+        got = device_prices([h200, v6e], None)
+    assert price_columns(got["h200"]) == dict(price_usd_per_device_hour=4.54,
+                                              price_tier="neocloud-on-demand",
+                                              price_date="2026-03-17")
+    # one tier for both: no neocloud price for the TPU, so it is unpriced, no warning
+    one = device_prices([h200, v6e], None, "neocloud-on-demand")
+    assert one["tpu-v6e"] is None
+    assert math.isnan(price_columns(None)["price_usd_per_device_hour"])
+    # a mapping wins, tier "user"
+    assert device_prices([h200], {"h200": 2.0})["h200"].tier == "user"

@@ -3,6 +3,8 @@ frontier."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -103,3 +105,30 @@ def test_cheapest_at_by_hand():
 def test_best_at_errors():
     with pytest.raises(tk.TokenomicsError, match="context_tokens is required"):
         best_at([tk.Deployment("llama-3.1-8b", "h100-sxm")], 100)
+
+
+def test_cheapest_at_over_h200_b200_mi300x_needs_no_prices_and_names_its_basis():
+    deps = []
+    for h in ("h200", "b200", "mi300x"):
+        for tp in (1, 2, 4, 8):
+            d = tk.Deployment("llama-3.1-70b", h, tp=tp, weight_dtype="fp8",
+                              compute_dtype="fp8", kv_dtype="fp8")
+            deps.append(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # all three on neocloud on-demand: no warning
+        r = cheapest_at(deps, 30, 4096)
+    assert r.price_tier == "neocloud-on-demand" and r.price_date
+    assert r.attrs["price_basis"] == "neocloud-on-demand > hyperscaler-on-demand, latest"
+    # the winner's cost is its price over its throughput, by hand
+    assert r.cost_usd_per_mtok == pytest.approx(
+        r.price_usd_per_device_hour / 3600 / r.tokens_per_s_per_device * 1e6)
+
+
+def test_sweep_and_frontier_carry_price_columns():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    s = sweep([d], [1, 8], 2048)
+    assert set(s.price_tier) == {"neocloud-on-demand"} and set(s.price_date) == {"2026-05-07"}
+    f = tk.frontier([d], 2048, price_basis="hyperscaler-on-demand")
+    # AWS p5.48xlarge $98.32 / 8 GPUs = $12.29 (computespec-cost-per-gpu-hour)
+    assert (f.price_usd_per_device_hour == 12.29).all() and 98.32 / 8 == pytest.approx(12.29)
+    assert f.attrs["price_basis"] == "hyperscaler-on-demand, latest"

@@ -125,3 +125,26 @@ def test_distinct_experts_takes_sympy_symbols():
     assert float(expr.subs({E: 256, k: 8, n: 64})) == pytest.approx(
         F.distinct_experts(256, 8, 64), rel=1e-12)
     assert sympy.simplify(expr.subs(n, 1) - k) == 0        # one token: exactly k
+
+
+def test_gated_deltanet_state_and_flops_of_qwen3_next_by_hand():
+    from tokenomics.physics.formulas import (
+        gdn_flops_per_token_per_layer,
+        gdn_state_elements_per_layer,
+    )
+    # Qwen3-Next-80B-A3B config.json: linear_num_key_heads 16, linear_num_value_heads 32,
+    # linear_key_head_dim = linear_value_head_dim = 128, linear_conv_kernel_dim 4.
+    recurrent = 32 * 128 * 128                       # one 128 x 128 state per value head
+    conv = (4 - 1) * (2 * 16 * 128 + 32 * 128)       # 3 positions of the q, k, v channels
+    assert (recurrent, conv) == (524_288, 24_576)
+    assert gdn_state_elements_per_layer(16, 32, 128, 128, 4) == recurrent + conv
+    # decay 1 + read-out 2 + update 2 + output 2 FLOPs per state element; conv 2K per channel
+    assert gdn_flops_per_token_per_layer(16, 32, 128, 128, 4) == 7 * recurrent + 8 * 8192
+
+
+def test_dsa_indexer_and_topk_reads_by_hand():
+    from tokenomics.physics.formulas import dsa_indexer_flops_per_query, dsa_read_tokens
+    # DeepSeek-V3.2-Exp config.json: index_n_heads 64, index_head_dim 128, index_topk 2048.
+    assert dsa_indexer_flops_per_query(64, 128, 1) == 16_384        # 2 * 64 * 128 per token
+    assert dsa_indexer_flops_per_query(64, 128, 131_072) == 16_384 * 131_072
+    assert dsa_read_tokens([100, 2048, 131_072], 2048).tolist() == [100, 2048, 2048]

@@ -94,3 +94,20 @@ def test_context_beyond_the_model_maximum_is_refused_unless_allowed():
     assert kv_cache_bytes(m, 200_000, allow_beyond_max_context=True) == 200_000 * 131_072
     with pytest.raises(tk.TokenomicsError, match="batch"):
         kv_cache_bytes(m, 1024, batch=0)
+
+
+def test_qwen3_next_kv_counts_full_attention_layers_and_state_once():
+    # 12 of 48 layers are full attention (every 4th): 2 KV heads x (256 + 256) x 2 B = 2,048
+    # B per layer -> 24,576 B/token. 36 Gated DeltaNet layers keep 32 x 128 x 128 + 3 x
+    # (2 x 16 x 128 + 32 x 128) = 548,864 elements each, at 2 B: 39,518,208 B per sequence.
+    import tokenomics as tk
+    from tokenomics.physics.kv import linear_state_bytes_per_sequence
+
+    m = tk.model("qwen3-next-80b-a3b")
+    assert tk.kv_bytes_per_token(m) == 24_576
+    assert linear_state_bytes_per_sequence(m) == 36 * 548_864 * 2
+    # Two sequences of 1,000 tokens: 2 x (1,000 x 24,576 + 39,518,208).
+    assert tk.kv_cache_bytes(m, 1000, batch=2) == 2 * (1000 * 24_576 + 39_518_208)
+    d = tk.Deployment("qwen3-next-80b-a3b", "h200")
+    from tokenomics.physics.memory import kv_per_sequence_bytes
+    assert kv_per_sequence_bytes(d, 1000) == 1000 * 24_576 + 39_518_208

@@ -133,3 +133,33 @@ def test_decode_intensity_is_the_marginal_intensity_of_attention_core(model_id, 
     marginal = float(hi.flops - lo.flops) / float(hi.kv_bytes - lo.kv_bytes)
     assert marginal == pytest.approx(want, rel=1e-12)
     assert attention_decode_intensity(d.model, kv_dtype) == pytest.approx(marginal, rel=1e-12)
+
+
+def test_glm45_air_decode_flops_per_token_by_hand():
+    # GLM-4.5-Air (tests/data/test_hf_config.py GLM45_AIR): one decode token at 1,024 cached
+    # tokens. Matmul FLOPs are 2 x the active parameters that multiply (no embedding table,
+    # no norm scales, no router bias); attention adds 1,025 pairs x 2 n_q (d_k + d_v) per layer.
+    from tests.data.test_hf_config import GLM45_AIR
+    m = tk.model_from_hf_config(GLM45_AIR)
+    dep = tk.Deployment(m, "h100-sxm")
+    ops = step_costs(dep, 1, 1, 1024, 1)
+    attn = 4096 * (96 * 128 + 2048) + 96 * 128 * 4096 + (96 + 16) * 128
+    expert = 3 * 4096 * 1408
+    matmul = (46 * attn + 3 * 4096 * 10944 + 45 * (128 * 4096 + 9 * expert)
+              + 151552 * 4096)                                   # LM head
+    core = 1025 * 2 * 96 * (128 + 128) * 46
+    assert sum(float(o.flops) for o in ops) == pytest.approx(2 * matmul + core, rel=1e-12)
+
+
+def test_qwen3_next_decode_core_adds_linear_recurrence_and_state_traffic():
+    # One sequence, one new token at c = 1,000. Full layers (12): pairs 1,001, each
+    # 2 x 16 x (256 + 256) = 16,384 FLOPs. Linear layers (36): 7 x 32 x 128 x 128 +
+    # 2 x 4 x 8,192 = 3,735,552 FLOPs each. State bytes: read + write of 39,518,208 B.
+    import tokenomics as tk
+    from tokenomics.physics.operators import step_costs
+
+    d = tk.Deployment("qwen3-next-80b-a3b", "h200")
+    core = [o for o in step_costs(d, 1, 1, 1000, 1) if o.name == "attn_core"][0]
+    assert float(core.flops) == 12 * 1001 * 16_384 + 36 * 3_735_552
+    kv = 12 * (1000 * 2048 + 2048)            # reads 1,000 tokens, writes 1, per full layer
+    assert float(core.kv_bytes) == kv + 2 * 39_518_208

@@ -33,15 +33,14 @@ from tokenomics.core.dtypes import PEAK_KEYS, dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnitError, UnknownEntryError
 from tokenomics.core.units import parse_quantity
 from tokenomics.data.hf_config import model_from_hf_config
-from tokenomics.data.specs import Hardware, Model, Price
+from tokenomics.data.specs import PRICE_TIERS, Hardware, Model, Price
 from tokenomics.data.user_catalog import catalog_generation, check_folders, search_path, user_subdir
 
 _PKG = Path(__file__).resolve().parent.parent  # the tokenomics package folder
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 _UNAVAILABLE = ("not published", "not supported")
 _STATUSES = ("shipping", "announced", "unverified")
-_TIERS = ("hyperscaler-on-demand", "hyperscaler-capacity-block", "neocloud-on-demand",
-          "long-term-contract", "purchase", "estimate")
+_TIERS = PRICE_TIERS
 _SOURCE_KINDS = ("datasheet", "documentation", "config", "model-card", "paper", "secondary",
                  "announcement", "team-figure", "assumption")
 _DIRECTIONS = ("bidirectional", "per_direction")
@@ -448,10 +447,13 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
     id_, aliases = _common_header(f, data)
     cfg_src = f.source(data["config_source"], "config_source")
     off = _table(f, data, "official")
-    f.keys(off, "official", ("total_params", "active_params"), ("active_include_embedding",))
+    f.keys(off, "official", ("total_params", "active_params"),
+           ("active_include_embedding", "active_include_lm_head"))
     inc_emb = off.get("active_include_embedding", True)
-    if not isinstance(inc_emb, bool):
-        raise f.err("official.active_include_embedding", f"must be true or false, got {inc_emb!r}")
+    inc_head = off.get("active_include_lm_head", True)
+    for key, v in (("active_include_embedding", inc_emb), ("active_include_lm_head", inc_head)):
+        if not isinstance(v, bool):
+            raise f.err(f"official.{key}", f"must be true or false, got {v!r}")
     total = f.quantity(off, "total_params", "official", "count", *_B["params"])
     active = f.quantity(off, "active_params", "official", "count", *_B["params"])
     w = _table(f, data, "weights")
@@ -480,7 +482,7 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
     return replace(
         m, aliases=aliases, family=f.string(data, "family", ""),
         official_total_params=total, official_active_params=active,
-        official_active_include_embedding=inc_emb,
+        official_active_include_embedding=inc_emb, official_active_include_lm_head=inc_head,
         sources={"config": cfg_src, **f.used}, notes=str(data.get("notes", "")) +
         (("; " + m.notes) if m.notes else ""), path=str(path),
     )

@@ -6,7 +6,10 @@ downloaded by a user give the same spec. Supported ``model_type`` values:
 
 ``llama``, ``mistral``, ``mixtral``, ``qwen2``, ``qwen3``, ``qwen2_moe``, ``qwen3_moe``,
 ``deepseek_v2``, ``deepseek_v3``, ``kimi_k2``, ``llama4`` / ``llama4_text``, ``gpt_oss``,
-``gemma2``, ``gemma3`` / ``gemma3_text``, ``opt``.
+``gemma2``, ``gemma3`` / ``gemma3_text``, ``opt``, ``glm4_moe`` (GLM-4.5, GLM-4.5-Air),
+``qwen3_next`` (Qwen3-Next: Gated DeltaNet linear-attention layers between gated full-attention
+layers) and ``deepseek_v32`` (DeepSeek-V3.2-Exp: MLA with DeepSeek Sparse Attention's
+lightning indexer).
 
 Any other ``model_type`` is read as a Llama-style decoder (gated FFN, RMSNorm, no biases) when
 it has the standard keys, and the spec's ``notes`` say so. Keys that change the architecture
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenomics.core.errors import CatalogError
-from tokenomics.data.specs import Attention, AttentionKind, Model, MoE
+from tokenomics.data.specs import Attention, AttentionKind, LinearAttention, Model, MoE
 
 _TIE_DEFAULT = {
     "gemma2": True, "gemma3": True, "gemma3_text": True, "opt": True,
@@ -36,7 +39,7 @@ _TIE_DEFAULT = {
 _KNOWN_TYPES = {
     "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "llama4", "llama4_text", "gpt_oss", "gemma2", "gemma3",
-    "gemma3_text", "opt",
+    "gemma3_text", "opt", "glm4_moe", "qwen3_next", "deepseek_v32",
 }
 
 # Defaults of the transformers configuration classes for keys that published config.json files
@@ -142,6 +145,7 @@ def model_from_hf_config(
                            f"num_key_value_heads={nkv}")
     att = _attention(r, cfg, fam, h, nq, nkv)
     windows, kinds = _layer_windows(cfg, fam, L, where)
+    is_linear, linear = _linear_layers(r, cfg, fam, L, where)
     is_moe, moe, dense_inter = _moe(r, cfg, fam, L, where)
 
     norms = 4 if fam in ("gemma2", "gemma3") else 2
@@ -154,6 +158,7 @@ def model_from_hf_config(
         num_layers=L, hidden_size=h, vocab_size=vocab, max_context=max_ctx, attention=att,
         intermediate_size=dense_inter, layer_window=tuple(windows),
         layer_window_kind=tuple(kinds), layer_is_moe=tuple(is_moe), moe=moe,
+        layer_is_linear=tuple(is_linear), linear_attention=linear,
         gated_ffn=True, ffn_bias=bool(cfg.get("mlp_bias", False)), norm="rms",
         norms_per_layer=norms, tie_word_embeddings=tie, mtp_layers=mtp,
         weight_dtype=wd, expert_dtype=ed, embedding_dtype=emb if emb != wd else None,
@@ -213,7 +218,10 @@ def _check_model_type(cfg: Mapping[str, Any], mt: str, where: str, notes: list[s
         raise CatalogError(
             f"{where}: model_type {mt!r} is not supported and its keys "
             f"{', '.join(bad)} change the architecture in ways the generic reader does not "
-            f"model; supported model types: {', '.join(sorted(_KNOWN_TYPES))}")
+            f"model; supported model types: {', '.join(sorted(_KNOWN_TYPES))}. Way forward: "
+            "if those keys do not apply to this checkpoint, remove them from the mapping "
+            "passed to model_from_hf_config; otherwise the architecture needs its own reader "
+            "(see 'Reading a config.json' in docs/catalog-schema.md)")
     notes.append(f"model_type {mt!r} read as a generic Llama-style decoder")
 
 
@@ -229,17 +237,61 @@ def _attention(r: _Reader, cfg: Mapping[str, Any], fam: str, h: int, nq: int,
             kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope,
             qkv_bias=bool(cfg.get("attention_bias", False)),
             o_bias=bool(cfg.get("attention_bias", False)),
+            **_dsa_indexer(r, fam),
         )
     hd = int(cfg.get("head_dim") or h // nq)
     kind: AttentionKind = "MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA")
     qkv_bias = bool(cfg.get("attention_bias", False)) or fam in ("qwen2", "qwen2_moe")
-    o_bias = bool(cfg.get("attention_bias", False))
+    # GLM-4.5 (Glm4MoeAttention): attention_bias applies to q/k/v only, o_proj has no bias;
+    # use_qk_norm adds per-head q_norm/k_norm. partial_rotary_factor changes neither count.
+    o_bias = bool(cfg.get("attention_bias", False)) and fam != "glm4_moe"
+    qk_norm = fam in ("qwen3", "qwen3_moe", "gemma3", "qwen3_next") or (
+        fam == "glm4_moe" and bool(cfg.get("use_qk_norm", False)))
     return Attention(
         kind=kind, num_q_heads=nq, num_kv_heads=nkv, head_dim=hd, v_head_dim=hd,
         qkv_bias=qkv_bias, o_bias=o_bias,
-        qk_norm=fam in ("qwen3", "qwen3_moe", "gemma3"),
+        qk_norm=qk_norm,
         sinks=fam == "gpt_oss",
+        # Qwen3NextAttention: q_proj emits the query and a sigmoid output gate (2 n_q d).
+        output_gate=fam == "qwen3_next",
     )
+
+
+def _dsa_indexer(r: _Reader, fam: str) -> dict[str, int]:
+    """DeepSeek-V3.2-Exp's lightning indexer keys (``index_n_heads``, ``index_head_dim``,
+    ``index_topk``), required for ``deepseek_v32``; none for other families."""
+    if fam != "deepseek_v32":
+        return {}
+    return {"index_n_heads": r.int("index_n_heads"), "index_head_dim": r.int("index_head_dim"),
+            "index_topk": r.int("index_topk")}
+
+
+def _linear_layers(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
+                   where: str) -> tuple[list[bool], LinearAttention | None]:
+    """Qwen3-Next's Gated DeltaNet layers: per-layer flags and their shape.
+
+    transformers ``Qwen3NextConfig``: an explicit ``layer_types`` list (``linear_attention`` /
+    ``full_attention``) wins; otherwise layer *i* is full attention when
+    ``(i + 1) % full_attention_interval == 0`` (default interval 4), linear otherwise.
+    """
+    if fam != "qwen3_next":
+        return [], None
+    lt = cfg.get("layer_types")
+    if lt is None:
+        interval = r.int("full_attention_interval", default=4)
+        if interval < 1:
+            raise CatalogError(f"{where}: full_attention_interval must be >= 1, got {interval}")
+        flags = [(i + 1) % interval != 0 for i in range(L)]
+    else:
+        if len(lt) != L or any(t not in ("linear_attention", "full_attention") for t in lt):
+            raise CatalogError(f"{where}: layer_types must list {L} entries, each "
+                               f"'linear_attention' or 'full_attention', got {lt!r}")
+        flags = [t == "linear_attention" for t in lt]
+    lin = LinearAttention(
+        num_k_heads=r.int("linear_num_key_heads"), num_v_heads=r.int("linear_num_value_heads"),
+        head_k_dim=r.int("linear_key_head_dim"), head_v_dim=r.int("linear_value_head_dim"),
+        conv_kernel=r.int("linear_conv_kernel_dim"))
+    return flags, lin
 
 
 class _Reader:
@@ -279,6 +331,8 @@ def _layer_windows(cfg: Mapping[str, Any], fam: str, L: int,
     sw = cfg.get("sliding_window")
     chunk = cfg.get("attention_chunk_size")
     lt = cfg.get("layer_types")
+    if fam == "qwen3_next":   # no windows; the linear layers are flagged by _linear_layers
+        return [0] * L, ["full"] * L
     if lt is not None:
         return _windows_from_layer_types(lt, sw, chunk, L, where)
     if fam in ("gpt_oss", "gemma2", "gemma3") and not sw:
@@ -358,7 +412,7 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
         moe = MoE(num_experts=r.int("num_local_experts"), top_k=r.int("num_experts_per_tok"),
                   expert_intermediate_size=r.int("intermediate_size"))
         return [True] * L, moe, r.int("intermediate_size")
-    if fam in ("qwen2_moe", "qwen3_moe"):
+    if fam in ("qwen2_moe", "qwen3_moe", "qwen3_next"):
         step = int(cfg.get("decoder_sparse_step", 1))
         only = set(cfg.get("mlp_only_layers") or [])
         flags = [(i not in only) and step > 0 and (i + 1) % step == 0 for i in range(L)]
@@ -368,7 +422,7 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
                   num_shared_experts=1 if shared_size else 0,
                   shared_intermediate_size=shared_size)
         return flags, moe, r.int("intermediate_size")
-    if fam in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
+    if fam in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"):
         first = int(cfg.get("first_k_dense_replace", 0))
         freq = int(cfg.get("moe_layer_freq", 1))
         flags = [i >= first and i % freq == 0 for i in range(L)]
@@ -379,6 +433,8 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
                   shared_intermediate_size=inter if ns else 0,
                   router_bias=cfg.get("topk_method") == "noaux_tc")
         return flags, moe, r.int("intermediate_size")
+    if fam == "glm4_moe":
+        return _glm4_moe(r, cfg, L)
     if fam == "llama4":
         step = int(cfg.get("interleave_moe_layer_step", 1))
         layers = cfg.get("moe_layers")
@@ -399,6 +455,24 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
                   router_bias=True, expert_bias=True)
         return [True] * L, moe, r.int("intermediate_size")
     return [False] * L, None, r.int("intermediate_size")
+
+
+def _glm4_moe(r: _Reader, cfg: Mapping[str, Any], L: int) -> tuple[list[bool], MoE, int]:
+    """GLM-4.5 MoE: dense FFN on the first ``first_k_dense_replace`` layers, MoE after.
+
+    transformers ``Glm4MoeMoE``: ``n_routed_experts`` experts of width
+    ``moe_intermediate_size``, one shared MLP of width ``moe_intermediate_size *
+    n_shared_experts`` (counted here as ``n_shared_experts`` experts of the routed width, the
+    same parameters), and a router with ``e_score_correction_bias`` (always present).
+    """
+    first = int(cfg.get("first_k_dense_replace", 1))
+    flags = [i >= first for i in range(L)]
+    ns = int(cfg.get("n_shared_experts") or 0)
+    inter = r.int("moe_intermediate_size")
+    moe = MoE(num_experts=r.int("n_routed_experts"), top_k=r.int("num_experts_per_tok"),
+              expert_intermediate_size=inter, num_shared_experts=ns,
+              shared_intermediate_size=inter if ns else 0, router_bias=True)
+    return flags, moe, r.int("intermediate_size")
 
 
 def _dtypes(top: Mapping[str, Any], weight_dtype: str | None,

@@ -35,6 +35,15 @@ _HARDWARE_UNITS = {
 }
 
 
+#: The price tiers a catalog ``[[prices]]`` entry may name. Rentals [USD/device-hour]:
+#: on-demand at a hyperscaler or a neocloud, a neocloud's spot (interruptible) rate, a
+#: hyperscaler's capacity block, a 1- or 3-year commitment (``hyperscaler-committed``), a
+#: negotiated long-term contract; ``purchase`` [USD]; ``estimate`` (either unit).
+PRICE_TIERS = ("hyperscaler-on-demand", "hyperscaler-capacity-block", "hyperscaler-committed",
+               "neocloud-on-demand", "neocloud-spot", "long-term-contract", "purchase",
+               "estimate")
+
+
 @dataclass(frozen=True)
 class Price:
     """A dated price of one device.
@@ -205,8 +214,8 @@ def rental_price(hw: Hardware, tier: str | None = None) -> Price:
     ----------
     hw : Hardware
     tier : str, optional
-        ``"hyperscaler-on-demand"``, ``"hyperscaler-capacity-block"``,
-        ``"neocloud-on-demand"``, ``"long-term-contract"``, ``"estimate"``.
+        One of :data:`PRICE_TIERS` (a rental one: ``"neocloud-on-demand"``,
+        ``"hyperscaler-on-demand"``, ``"neocloud-spot"``, ...); default any tier.
 
     Returns
     -------
@@ -217,6 +226,8 @@ def rental_price(hw: Hardware, tier: str | None = None) -> Price:
     -----
     A lookup in the hardware entry's dated ``prices`` (the catalog's price records), kept with
     the specs so that every stage can read a device's price without importing the economics.
+    Any tier and the latest date: to compare devices on one tier and date policy use
+    :func:`tokenomics.economics.basis.price_on_basis` (the cost functions do).
 
     Raises
     ------
@@ -260,6 +271,13 @@ class Attention:
     qkv_bias, o_bias, qk_norm, sinks : bool
         Parameters that add to the count: projection biases, per-head Q/K norms, and
         gpt-oss's learned per-head attention sinks.
+    output_gate : bool
+        A sigmoid output gate per query channel (Qwen3-Next's gated attention): the query
+        projection is twice as wide, :math:`2 n_q d`.
+    index_n_heads, index_head_dim, index_topk : int
+        DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2-Exp): heads
+        :math:`H_I`, key width :math:`d_I` (one index key of :math:`d_I` elements cached per
+        token per layer) and the :math:`k` cached tokens each query attends to; 0 without DSA.
     """
 
     kind: AttentionKind
@@ -275,6 +293,15 @@ class Attention:
     o_bias: bool = False
     qk_norm: bool = False
     sinks: bool = False
+    output_gate: bool = False
+    index_n_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
+
+    @property
+    def is_sparse(self) -> bool:
+        """True for DeepSeek Sparse Attention (a lightning indexer picks ``index_topk`` keys)."""
+        return self.index_topk > 0
 
     @property
     def group_size(self) -> float:
@@ -282,6 +309,40 @@ class Attention:
         if self.kind == "MLA":
             return float(self.num_q_heads)
         return self.num_q_heads / self.num_kv_heads
+
+
+@dataclass(frozen=True)
+class LinearAttention:
+    """Gated DeltaNet linear-attention block shape (one layer; Qwen3-Next).
+
+    Attributes
+    ----------
+    num_k_heads, num_v_heads : int
+        Key (and query) heads :math:`n_k`, value heads :math:`n_v`
+        (``linear_num_key_heads``, ``linear_num_value_heads``).
+    head_k_dim, head_v_dim : int
+        :math:`d_k`, :math:`d_v` (``linear_key_head_dim``, ``linear_value_head_dim``).
+    conv_kernel : int
+        Width :math:`K` of the short causal convolution (``linear_conv_kernel_dim``).
+
+    Notes
+    -----
+    The layer keeps a fixed state per sequence instead of a KV cache:
+    :func:`tokenomics.physics.formulas.gdn_state_elements_per_layer`.
+    """
+
+    num_k_heads: int
+    num_v_heads: int
+    head_k_dim: int
+    head_v_dim: int
+    conv_kernel: int
+
+    def __post_init__(self) -> None:
+        for name in ("num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "conv_kernel"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise TokenomicsError(f"linear attention {name} must be a positive integer, "
+                                      f"got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -355,6 +416,14 @@ class Model:
     official_active_include_embedding : bool
         Whether the vendor's active count includes the input embedding table (gpt-oss's
         model card leaves it out).
+    official_active_include_lm_head : bool
+        Whether the vendor's active count includes the LM head (Z.ai's GLM-4.5 counts and
+        Qwen's Qwen3-Next count leave it out).
+    layer_is_linear : tuple of bool
+        Per layer, True for a linear-attention (Gated DeltaNet) layer that keeps a fixed
+        state instead of a KV cache; empty (the default) when the model has none.
+    linear_attention : LinearAttention or None
+        The shape of those layers.
     """
 
     id: str
@@ -385,6 +454,9 @@ class Model:
     official_total_params: float | None = None
     official_active_params: float | None = None
     official_active_include_embedding: bool = True
+    official_active_include_lm_head: bool = True
+    layer_is_linear: tuple[bool, ...] = ()
+    linear_attention: LinearAttention | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     config: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -400,6 +472,13 @@ class Model:
         for name in ("num_layers", "hidden_size", "vocab_size", "max_context"):
             if int(getattr(self, name)) <= 0:
                 raise TokenomicsError(f"model {self.id!r}: {name} must be > 0")
+        if self.layer_is_linear and len(self.layer_is_linear) != n:
+            raise TokenomicsError(
+                f"model {self.id!r}: layer_is_linear has {len(self.layer_is_linear)} entries, "
+                f"expected num_layers={n} (or none for a model without linear layers)")
+        if any(self.layer_is_linear) and self.linear_attention is None:
+            raise TokenomicsError(f"model {self.id!r}: linear-attention layers given but no "
+                                  "LinearAttention spec")
         if any(self.layer_is_moe) and self.moe is None:
             raise TokenomicsError(f"model {self.id!r}: MoE layers given but no MoE spec")
         dtype(self.weight_dtype)
@@ -427,10 +506,26 @@ class Model:
     def is_moe(self) -> bool:
         return self.moe is not None and self.num_moe_layers > 0
 
+    @property
+    def num_linear_layers(self) -> int:
+        """Linear-attention (Gated DeltaNet) layers: a fixed state, no KV cache."""
+        return int(sum(self.layer_is_linear))
+
+    @property
+    def num_attention_layers(self) -> int:
+        """Softmax-attention layers, the ones that keep a KV cache."""
+        return self.num_layers - self.num_linear_layers
+
     def window_groups(self) -> list[tuple[str, float, int]]:
-        """Distinct (kind, window, layer count) groups; window ``inf`` for full layers."""
+        """Distinct (kind, window, layer count) groups of the softmax-attention layers.
+
+        Window ``inf`` for full layers; linear-attention layers are not in any group.
+        """
         groups: dict[tuple[str, float], int] = {}
-        for kind, w in zip(self.layer_window_kind, self.layer_window, strict=True):
+        linear = self.layer_is_linear or (False,) * self.num_layers
+        for kind, w, lin in zip(self.layer_window_kind, self.layer_window, linear, strict=True):
+            if lin:
+                continue
             key = ("full", math.inf) if w <= 0 else (kind, float(w))
             groups[key] = groups.get(key, 0) + 1
         return [(k, w, c) for (k, w), c in groups.items()]

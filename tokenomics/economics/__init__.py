@@ -5,6 +5,8 @@ margins, and the KV retention policy that prices HBM against a cache miss.
 
 Modules
 -------
+``basis``
+    One price basis for comparing devices: which rental tier, and which date, a price is read at.
 ``cost``
     Token economics: cost per million tokens (rental or total cost of ownership), energy per
 ``retention``
@@ -16,12 +18,20 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "RENTAL_TIERS": ".basis",
+    "PriceBasis": ".basis",
+    "DEFAULT_PRICE_BASIS": ".basis",
+    "BasisPrice": ".basis",
+    "as_price_basis": ".basis",
+    "price_on_basis": ".basis",
+    "warn_if_mixed_tiers": ".basis",
     "HOURS_PER_YEAR": ".cost",
     "cost_per_million_tokens": ".cost",
     "default_assumptions": ".cost",
     "Ownership": ".cost",
     "tco_usd_per_device_hour": ".cost",
     "DeploymentCost": ".cost",
+    "device_hour_price": ".cost",
     "device_hour_usd": ".cost",
     "deployment_cost": ".cost",
     "Energy": ".cost",
@@ -44,6 +54,6 @@ _EXPORTS = {
     "RetentionOccupancy": ".retention",
     "retention_policy": ".retention",
 }
-_MODULES = ('cost', 'retention',)
+_MODULES = ('basis', 'cost', 'retention',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -50,8 +50,9 @@ from tokenomics.core.errors import (
 )
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.specs import Hardware, rental_price
+from tokenomics.data.specs import Hardware
 from tokenomics.data.workload import accepts_legacy_forms
+from tokenomics.economics.basis import BasisPrice, price_on_basis
 from tokenomics.physics.step import decode, prefill
 
 HOURS_PER_YEAR = 8760.0
@@ -265,6 +266,7 @@ class DeploymentCost:
     Attributes
     ----------
     usd_per_device_hour : float
+        The device-hour price used [USD/hour] (also :attr:`price_usd_per_device_hour`).
     input_usd_per_mtok : array
         Uncached prompt tokens (prefill).
     cached_input_usd_per_mtok : array
@@ -272,6 +274,8 @@ class DeploymentCost:
     output_usd_per_mtok : array
         Generated tokens (decode at the given batch and context).
     input_tokens_per_s_per_device, output_tokens_per_s_per_device : array
+    price_tier, price_date, price_source : str
+        Where the price came from (:class:`~tokenomics.economics.basis.BasisPrice`).
     """
 
     usd_per_device_hour: float
@@ -280,6 +284,14 @@ class DeploymentCost:
     output_usd_per_mtok: Any
     input_tokens_per_s_per_device: Any
     output_tokens_per_s_per_device: Any
+    price_tier: str = ""
+    price_date: str = ""
+    price_source: str = ""
+
+    @property
+    def price_usd_per_device_hour(self) -> float:
+        """The device-hour price used [USD/hour]."""
+        return self.usd_per_device_hour
 
     def blended(self, input_tokens: Any, output_tokens: Any, cache_hit_rate: Any = 0.0) -> Any:
         """Cost per million tokens of a workload mix (input + output tokens) [USD/Mtok].
@@ -314,7 +326,26 @@ def _device_price_01(a: dict[str, Any]) -> dict[str, Any]:
     return dict(a, device_price=price)
 
 
-def device_hour_usd(hardware: Hardware, device_price: Any = None) -> float:
+def device_hour_price(hardware: Hardware, device_price: Any = None,
+                      price_basis: Any = None) -> BasisPrice:
+    """:func:`device_hour_usd` with where the price came from (tier, date, source)."""
+    if isinstance(device_price, Ownership):
+        if device_price.power_w is None:
+            if hardware.tdp_w is None:
+                raise NotPublishedError(f"{hardware.id}: TDP not published; pass power_w in "
+                                        "tco (Ownership.power_w)")
+            device_price = replace(device_price, power_w=hardware.tdp_w)
+        return BasisPrice(tco_usd_per_device_hour(device_price), "tco", "", "Ownership")
+    if isinstance(device_price, str):
+        return price_on_basis(hardware, device_price)
+    if device_price is None:
+        return price_on_basis(hardware, price_basis)
+    usd = float(V.non_negative(device_price, "usd_per_device_hour", "USD/hour"))
+    return BasisPrice(usd, "user", "", "device_price")
+
+
+def device_hour_usd(hardware: Hardware, device_price: Any = None,
+                    price_basis: Any = None) -> float:
     """What one device-hour costs, from a price, a rental tier or the terms of owning it.
 
     Parameters
@@ -324,7 +355,12 @@ def device_hour_usd(hardware: Hardware, device_price: Any = None) -> float:
     device_price : float, str, Ownership or None
         A number: the price [USD/hour], >= 0. A str: the catalog's latest rental price of
         that tier. An :class:`Ownership`: its :func:`tco_usd_per_device_hour` (``power_w``
-        defaults to the device's TDP). None: the catalog's latest rental price of any tier.
+        defaults to the device's TDP). None: the catalog's price on ``price_basis``.
+    price_basis : PriceBasis, str, sequence of str or None
+        Used when ``device_price`` is None
+        (:func:`~tokenomics.economics.basis.price_on_basis`); default
+        :data:`~tokenomics.economics.basis.DEFAULT_PRICE_BASIS` (neocloud, else hyperscaler,
+        on-demand, latest).
 
     Returns
     -------
@@ -334,19 +370,10 @@ def device_hour_usd(hardware: Hardware, device_price: Any = None) -> float:
     Examples
     --------
     >>> from tokenomics.data.catalog import hardware
-    >>> device_hour_usd(hardware("h800"))          # DeepSeek's $2 per H800-hour
+    >>> device_hour_usd(hardware("h800"), "estimate")     # DeepSeek's $2 per H800-hour
     2.0
     """
-    if isinstance(device_price, Ownership):
-        if device_price.power_w is None:
-            if hardware.tdp_w is None:
-                raise NotPublishedError(f"{hardware.id}: TDP not published; pass power_w in "
-                                        "tco (Ownership.power_w)")
-            device_price = replace(device_price, power_w=hardware.tdp_w)
-        return tco_usd_per_device_hour(device_price)
-    if device_price is None or isinstance(device_price, str):
-        return rental_price(hardware, device_price).usd
-    return float(V.non_negative(device_price, "usd_per_device_hour", "USD/hour"))
+    return device_hour_price(hardware, device_price, price_basis).usd_per_device_hour
 
 
 @accepts_legacy_forms(("dep", "batch", "context_tokens", "prompt_tokens", "prefill_batch",
@@ -357,7 +384,8 @@ def device_hour_usd(hardware: Hardware, device_price: Any = None) -> float:
 def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
                     prompt_tokens: Any = None, prefill_batch: Any = 1,
                     device_price: Any = None, *,
-                    cached_prefix_tokens: Any = None) -> DeploymentCost:
+                    cached_prefix_tokens: Any = None,
+                    price_basis: Any = None) -> DeploymentCost:
     """Cost per million input, cached-input and output tokens of a deployment.
 
     Release 0.1's ``usd_per_device_hour=``, ``tier=`` and ``tco=`` (a dict of the TCO terms)
@@ -376,14 +404,18 @@ def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
         Prompts prefilled together.
     device_price : float, str, Ownership or None
         What a device-hour costs (:func:`device_hour_usd`): a price [USD/hour], a rental
-        tier of the catalog, the terms of owning the device, or (default) the catalog's latest
-        rental price.
+        tier of the catalog, the terms of owning the device, or (default) the catalog's price
+        on ``price_basis``.
     cached_prefix_tokens : int or array_like, optional
         Cached prefix for the cached-input cost; default all but the last 1% of the prompt.
+    price_basis : PriceBasis, str, sequence of str or None
+        Tier and date policy of the catalog price when ``device_price`` is None; default
+        :data:`~tokenomics.economics.basis.DEFAULT_PRICE_BASIS`.
 
     Returns
     -------
     DeploymentCost
+        With the price used and its tier, date and source.
 
     Notes
     -----
@@ -404,7 +436,8 @@ def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
     >>> bool(c.output_usd_per_mtok > c.input_usd_per_mtok > c.cached_input_usd_per_mtok)
     True
     """
-    price = device_hour_usd(dep.hardware, device_price)
+    bp = device_hour_price(dep.hardware, device_price, price_basis)
+    price = bp.usd_per_device_hour
     P = context_tokens if prompt_tokens is None else prompt_tokens
     P = V.counts(P, "prompt_tokens", minimum=2, unit="token")
     pre = prefill(dep, P, prefill_batch)
@@ -425,7 +458,8 @@ def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
         cached_input_usd_per_mtok=cost_per_million_tokens(price, S(cached_rate)),
         output_usd_per_mtok=cost_per_million_tokens(price, dec.tokens_per_s_per_device),
         input_tokens_per_s_per_device=pre.tokens_per_s_per_device,
-        output_tokens_per_s_per_device=dec.tokens_per_s_per_device)
+        output_tokens_per_s_per_device=dec.tokens_per_s_per_device,
+        price_tier=bp.tier, price_date=bp.date, price_source=bp.source)
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,13 +35,15 @@ import pandas as pd
 
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
+from tokenomics.economics.basis import as_price_basis
 from tokenomics.economics.cost import cost_per_million_tokens
 from tokenomics.pareto.curves import DecodeCurve, decode_curve
 from tokenomics.pareto.inputs import (
     config_columns,
     deployment_label,
     deployments_of,
-    device_price_usd_per_hour,
+    device_prices,
+    price_columns,
     with_efficiency,
 )
 
@@ -211,12 +213,13 @@ def _off_frontier(rows: list[_Row], curves: list[DecodeCurve]) -> np.ndarray:
     return _dominated(x, y) | below
 
 
-def _frontier_record(cur: DecodeCurve, row: _Row, prices: dict[str, float] | None,
+def _frontier_record(cur: DecodeCurve, row: _Row, priced: dict[str, Any],
                      context_tokens: float) -> dict[str, Any]:
     """One frontier row's columns: the point, its cost and energy, its configuration."""
     _, b, t, xv, yv = row
     dep = cur.deployment
-    p = device_price_usd_per_hour(dep, prices)
+    pc = price_columns(priced.get(dep.hardware.id))
+    p = pc["price_usd_per_device_hour"]
     tdp = dep.hardware.tdp_w
     return dict(
         tokens_per_s_per_user=xv, tokens_per_s_per_device=yv, step_time_s=t, batch=b,
@@ -225,18 +228,18 @@ def _frontier_record(cur: DecodeCurve, row: _Row, prices: dict[str, float] | Non
         joules_per_token=tdp / yv if tdp else float("nan"),
         label=deployment_label(dep, cur.speculation), **config_columns(dep),
         speculation_k=int(cur.speculation["k"]) if cur.speculation else 0,
-        context_tokens=float(context_tokens))
+        context_tokens=float(context_tokens), **pc)
 
 
 def _frontier_frame(curves: list[DecodeCurve], rows: list[_Row], off: np.ndarray,
-                    prices: dict[str, float] | None, include_dominated: bool,
+                    priced: dict[str, Any], include_dominated: bool,
                     context_tokens: float) -> pd.DataFrame:
     """The frontier table, sorted by interactivity (dominated rows flagged or dropped)."""
     out = []
     for row, d in zip(rows, off, strict=True):
         if d and not include_dominated:
             continue
-        rec = _frontier_record(curves[int(row[0])], row, prices, context_tokens)
+        rec = _frontier_record(curves[int(row[0])], row, priced, context_tokens)
         if include_dominated:
             rec["dominated"] = bool(d)
         out.append(rec)
@@ -246,7 +249,7 @@ def _frontier_frame(curves: list[DecodeCurve], rows: list[_Row], off: np.ndarray
 def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
              include_dominated: bool = False,
              speculation: Any = (None,), efficiency: Any = "calibrated",
-             on_oom: str = "raise") -> pd.DataFrame:
+             on_oom: str = "raise", price_basis: Any = None) -> pd.DataFrame:
     """Upper envelope of the decode curves of several deployments (closed form).
 
     Parameters
@@ -257,8 +260,8 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     context_tokens : float
         KV length per sequence [token].
     prices : dict, optional
-        USD per device-hour by hardware id; default each device's latest catalog rental price
-        (NaN cost where none is published).
+        USD per device-hour by hardware id; they win over the catalog. Other devices are
+        priced on ``price_basis`` (NaN cost where the catalog has no price on it).
     include_dominated : bool
         Keep every curve's vertices (with a ``dominated`` flag) instead of the envelope only.
     speculation : sequence of (dict or None)
@@ -273,6 +276,10 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         A deployment where not one sequence fits: raise :class:`DoesNotFitError` (default),
         or leave it out and list it in ``result.attrs["skipped"]`` (a sweep over layouts).
         With every deployment left out, raise anyway.
+    price_basis : PriceBasis, str, sequence of str or None
+        Tier and date policy of catalog prices (:mod:`tokenomics.economics.basis`); default
+        neocloud, else hyperscaler, on-demand, latest. Devices resolved to different tiers
+        warn (``UserWarning``).
 
     Returns
     -------
@@ -281,7 +288,9 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         ``tokens_per_s_per_device``, ``step_time_s``, ``batch``, ``cost_usd_per_mtok``,
         ``joules_per_token`` (at TDP), ``label`` and the configuration columns (``model``,
         ``hardware``, ``n_devices``, ``tp``, ``pp``, ``ep``, ``dp_attention``, formats,
-        ``context_tokens``). Vertices include the crossings where one curve overtakes another.
+        ``context_tokens``), and the price used: ``price_usd_per_device_hour``, ``price_tier``,
+        ``price_date`` (``attrs["price_basis"]`` names the basis). Vertices include the
+        crossings where one curve overtakes another.
 
     Notes
     -----
@@ -310,9 +319,11 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         raise TokenomicsError(f"on_oom must be 'raise' or 'skip', got {on_oom!r}")
     curves, skipped = _gather_curves(deps, specs, context_tokens, on_oom)
     rows = _vertex_rows(curves) + _crossing_rows(curves) + _end_rows(curves)
-    df = _frontier_frame(curves, rows, _off_frontier(rows, curves), prices, include_dominated,
+    priced = device_prices([c.deployment for c in curves], prices, price_basis)
+    df = _frontier_frame(curves, rows, _off_frontier(rows, curves), priced, include_dominated,
                          context_tokens)
     df.attrs["skipped"] = skipped
+    df.attrs["price_basis"] = as_price_basis(price_basis).label
     return df
 
 

@@ -3,7 +3,8 @@
 The envelope (:mod:`tokenomics.pareto.envelope`) and the queries
 (:mod:`tokenomics.pareto.queries`) accept one deployment, a list, or a sweep's frame; apply an
 efficiency preset (the calibrated forecast by default); price each device-hour from a mapping or
-the catalog's latest rental; and label and describe each configuration the same way.
+the catalog on one price basis (:mod:`tokenomics.economics.basis`), warning when the devices
+of one query resolve to different tiers; and label and describe each configuration the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ import pandas as pd
 
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.specs import rental_price
+from tokenomics.economics.basis import (
+    BasisPrice,
+    as_price_basis,
+    price_on_basis,
+    warn_if_mixed_tiers,
+)
 
 
 def with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]:
@@ -53,14 +59,44 @@ def config_columns(dep: Deployment) -> dict[str, Any]:
                 compute_dtype=dep.compute_dtype, efficiency=efficiency_label(dep))
 
 
-def device_price_usd_per_hour(dep: Deployment, prices: dict[str, float] | None) -> float:
-    """USD per device-hour: ``prices`` by hardware id, else the catalog rental; NaN if none."""
+def device_price(dep: Deployment, prices: dict[str, float] | None,
+                 price_basis: Any = None) -> BasisPrice | None:
+    """A device-hour price: ``prices`` by hardware id (tier ``"user"``), else the catalog's
+    price on ``price_basis`` (default basis when None); None when there is none."""
     if prices and dep.hardware.id in prices:
-        return float(prices[dep.hardware.id])
+        return BasisPrice(float(prices[dep.hardware.id]), "user", "", "prices=")
     try:
-        return rental_price(dep.hardware).usd
+        return price_on_basis(dep.hardware, price_basis)
     except NotPublishedError:
-        return float("nan")
+        return None
+
+
+def device_prices(deps: list[Deployment], prices: dict[str, float] | None,
+                  price_basis: Any = None, warn: bool = True) -> dict[str, BasisPrice | None]:
+    """Each hardware id's :func:`device_price`; warns (``UserWarning``) when catalog prices of
+    different tiers meet in one query (``warn``)."""
+    basis = as_price_basis(price_basis)
+    out = {d.hardware.id: device_price(d, prices, basis) for d in deps}
+    if warn:
+        warn_if_mixed_tiers(out)
+    return out
+
+
+def price_columns(p: BasisPrice | None) -> dict[str, Any]:
+    """The price columns of a row: ``price_usd_per_device_hour`` [USD/hour] (NaN when
+    unpriced), ``price_tier``, ``price_date``."""
+    if p is None:
+        return dict(price_usd_per_device_hour=float("nan"), price_tier="", price_date="")
+    return dict(price_usd_per_device_hour=p.usd_per_device_hour, price_tier=p.tier,
+                price_date=p.date)
+
+
+def device_price_usd_per_hour(dep: Deployment, prices: dict[str, float] | None,
+                              price_basis: Any = None) -> float:
+    """USD per device-hour: ``prices`` by hardware id, else the catalog's price on the basis
+    (default :data:`~tokenomics.economics.basis.DEFAULT_PRICE_BASIS`); NaN if none."""
+    p = device_price(dep, prices, price_basis)
+    return float("nan") if p is None else p.usd_per_device_hour
 
 
 def deployment_label(dep: Deployment,

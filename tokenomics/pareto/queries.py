@@ -28,13 +28,15 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.economics.basis import as_price_basis
 from tokenomics.economics.cost import cost_per_million_tokens
 from tokenomics.pareto.curves import DecodeCurve, decode_curve
 from tokenomics.pareto.inputs import (
     config_columns,
     deployment_label,
     deployments_of,
-    device_price_usd_per_hour,
+    device_prices,
+    price_columns,
     with_efficiency,
 )
 
@@ -96,11 +98,16 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
             for col in ("tokens_per_s_per_device", "batch", "step_time_s"):
                 row[col] = f[col].iloc[k - 1] + w * (f[col].iloc[k] - f[col].iloc[k - 1])
             row["tokens_per_s_per_user"] = X
+            p = float(row.get("price_usd_per_device_hour", math.nan))
+            if math.isfinite(p):    # the cost at the interpolated throughput, not the vertex's
+                row["cost_usd_per_mtok"] = float(
+                    cost_per_million_tokens(p, row["tokens_per_s_per_device"]))
         return row
     if context_tokens is None:
         raise TokenomicsError("context_tokens is required when giving deployments")
     deps = with_efficiency(deployments_of(deployments), efficiency)
-    pts = _curve_points_at(deps, X, context_tokens, speculation)
+    pts = _curve_points_at(deps, X, context_tokens, speculation,
+                           device_prices(deps, None, None, warn=False))
     if not pts:
         fastest = max(float(c.tokens_per_s_per_user[0])
                       for c in _curves(deps, context_tokens, speculation))
@@ -117,7 +124,7 @@ def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[D
 
 
 def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculation: Any,
-                     prices: dict[str, float] | None = None) -> list[pd.Series]:
+                     priced: dict[str, Any]) -> list[pd.Series]:
     """Each curve's best whole-batch point with interactivity >= X (exact bisection)."""
     out = []
     for c in _curves(deployments, context_tokens, speculation):
@@ -136,25 +143,36 @@ def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculat
                 hi = mid
         t = float(c.time_at(lo))
         y = lo * E / t / dep.n_devices
-        p = device_price_usd_per_hour(dep, prices)
+        pc = price_columns(priced.get(dep.hardware.id))
+        p = pc["price_usd_per_device_hour"]
         out.append(pd.Series(dict(
             tokens_per_s_per_user=E / t, tokens_per_s_per_device=y, step_time_s=t,
             batch=float(lo), cost_usd_per_mtok=float(cost_per_million_tokens(p, y))
             if math.isfinite(p) else float("nan"),
             label=deployment_label(dep, c.speculation), **config_columns(dep),
-            speculation_k=int(c.speculation["k"]) if c.speculation else 0)))
+            speculation_k=int(c.speculation["k"]) if c.speculation else 0, **pc)))
     return out
 
 
 def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_tokens: float,
                 prices: dict[str, float] | None = None, speculation: Any = (None,),
-                efficiency: Any = "calibrated") -> pd.Series:
+                efficiency: Any = "calibrated", price_basis: Any = None) -> pd.Series:
     """The cheapest configuration that meets an interactivity floor [USD/Mtok].
 
     Each configuration runs at its largest whole batch whose tokens/s per user stays at or
     above the floor (its cheapest point there); the one with the lowest cost per million
-    tokens wins. Hardware prices: ``prices`` (USD per device-hour by hardware id) or the
-    catalog's latest rental price; configurations without a price are skipped.
+    tokens wins. Hardware prices: ``prices`` (USD per device-hour by hardware id), else the
+    catalog's price on ``price_basis`` (default
+    :data:`~tokenomics.economics.basis.DEFAULT_PRICE_BASIS`: neocloud, else hyperscaler,
+    on-demand, latest); configurations without a price are skipped. Devices priced at
+    different tiers warn (``UserWarning``).
+
+    Returns
+    -------
+    pandas.Series
+        The winner as in :func:`best_at`, with ``cost_usd_per_mtok`` [USD/Mtok] and the price
+        it used: ``price_usd_per_device_hour`` [USD/hour], ``price_tier``, ``price_date``
+        (``attrs["price_basis"]`` names the basis).
 
     Raises
     ------
@@ -171,16 +189,21 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     """
     X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
     deps = with_efficiency(deployments_of(deployments), efficiency)
-    pts = [r for r in _curve_points_at(deps, X, context_tokens, speculation, prices)
+    basis = as_price_basis(price_basis)
+    priced = device_prices(deps, prices, basis)
+    pts = [r for r in _curve_points_at(deps, X, context_tokens, speculation, priced)
            if math.isfinite(r.cost_usd_per_mtok)]
     if not pts:
         raise TokenomicsError(f"no priced configuration reaches {X:g} tokens/s per user "
-                              "(check prices= for hardware without a catalog rental price)")
-    return min(pts, key=lambda r: r.cost_usd_per_mtok)
+                              f"(check prices= for hardware without a catalog price on the "
+                              f"basis '{basis.label}')")
+    best = min(pts, key=lambda r: r.cost_usd_per_mtok)
+    best.attrs["price_basis"] = basis.label
+    return best
 
 
 def sweep(deployments: Any, batch: Any, context_tokens: Any,
-          prices: dict[str, float] | None = None) -> pd.DataFrame:
+          prices: dict[str, float] | None = None, price_basis: Any = None) -> pd.DataFrame:
     """Brute-force decode sweep: every deployment at every (batch, context), vectorised.
 
     Parameters
@@ -189,14 +212,18 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
     batch, context_tokens : array_like
         Broadcast together per deployment (pass a grid with ``np.meshgrid``).
     prices : dict, optional
-        USD per device-hour by hardware id (default: catalog rental prices).
+        USD per device-hour by hardware id; other devices at the catalog's price on
+        ``price_basis``.
+    price_basis : PriceBasis, str, sequence of str or None
+        As in :func:`~tokenomics.pareto.envelope.frontier`.
 
     Returns
     -------
     pandas.DataFrame
         One row per point: configuration columns, ``batch``, ``context_tokens``,
         ``step_time_s``, ``tokens_per_s_per_user``, ``tokens_per_s_per_device``, ``bound``,
-        ``fits``, ``cost_usd_per_mtok``, ``joules_per_token``, ``label``; the private column
+        ``fits``, ``cost_usd_per_mtok``, ``joules_per_token``, ``label``,
+        ``price_usd_per_device_hour``, ``price_tier``, ``price_date``; the private column
         ``_deployment`` lets :func:`~tokenomics.pareto.envelope.frontier` reuse the
         deployments.
 
@@ -210,9 +237,12 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
     from tokenomics.physics.step import decode
 
     frames = []
-    for dep in deployments_of(deployments):
+    deps = deployments_of(deployments)
+    priced = device_prices(deps, prices, price_basis)
+    for dep in deps:
         r = decode(dep, batch, context_tokens, on_oom="mark").to_frame()
-        p = device_price_usd_per_hour(dep, prices)
+        pc = price_columns(priced.get(dep.hardware.id))
+        p = pc["price_usd_per_device_hour"]
         df = pd.DataFrame({
             "batch": r.batch, "context_tokens": r.context_tokens,
             "step_time_s": r.time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
@@ -224,8 +254,10 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
         df["joules_per_token"] = (dep.hardware.tdp_w / df.tokens_per_s_per_device
                                   if dep.hardware.tdp_w else np.nan)
         df["label"] = deployment_label(dep)
-        for k, v in config_columns(dep).items():
+        for k, v in {**config_columns(dep), **pc}.items():
             df[k] = v
         df["_deployment"] = [dep] * len(df)
         frames.append(df)
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["price_basis"] = as_price_basis(price_basis).label
+    return out

@@ -108,9 +108,16 @@ def kv_elements_per_token_per_layer(att: Attention) -> float:
     2048.0
     >>> kv_elements_per_token_per_layer(model("deepseek-v3").attention)    # 512 + 64
     576.0
+    >>> from dataclasses import replace                 # DeepSeek-V3.2-Exp: + index key 128
+    >>> kv_elements_per_token_per_layer(replace(model("deepseek-v3").attention,
+    ...     index_n_heads=64, index_head_dim=128, index_topk=2048))
+    704.0
+
+    With DeepSeek Sparse Attention the lightning indexer's key (:math:`d_I` elements per
+    token per layer) is cached beside the latent and is counted here too.
     """
     if att.kind == "MLA":
-        return float(att.kv_lora_rank + att.qk_rope_head_dim)
+        return float(att.kv_lora_rank + att.qk_rope_head_dim + att.index_head_dim)
     return float(att.num_kv_heads * (att.head_dim + att.v_head_dim))
 
 
@@ -222,3 +229,102 @@ def tokens_for_distinct_fraction(num_experts: int, top_k: int, fraction: float) 
         raise TokenomicsError(
             "every expert is active from the first token when top_k >= num_experts")
     return math.log(1.0 - fraction) / math.log(1.0 - top_k / num_experts)
+
+
+# --------------------------------------------------------------------------------------------
+# Linear attention (Gated DeltaNet) and DeepSeek Sparse Attention: per-unit laws
+# --------------------------------------------------------------------------------------------
+def gdn_state_elements_per_layer(num_k_heads: Any, num_v_heads: Any, head_k_dim: Any,
+                                 head_v_dim: Any, conv_kernel: Any) -> Any:
+    """Elements of one sequence's fixed state in one Gated DeltaNet layer (*symbolic*) [element].
+
+    :math:`n_v d_k d_v + (K - 1)(2 n_k d_k + n_v d_v)`: the recurrent state (one
+    :math:`d_k \\times d_v` matrix per value head) plus the short causal convolution's last
+    :math:`K - 1` inputs over the q, k and v channels. It does not grow with the context.
+
+    Parameters
+    ----------
+    num_k_heads, num_v_heads : int
+        Key (and query) heads, value heads (``linear_num_key_heads``, ``linear_num_value_heads``).
+    head_k_dim, head_v_dim : int
+        ``linear_key_head_dim``, ``linear_value_head_dim``.
+    conv_kernel : int
+        ``linear_conv_kernel_dim`` K.
+
+    Returns
+    -------
+    int or float
+        [element] per sequence per layer.
+
+    References
+    ----------
+    .. [1] S. Yang, J. Kautz, A. Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with
+       Delta Rule", ICLR 2025, arXiv:2412.06464.
+
+    Examples
+    --------
+    >>> gdn_state_elements_per_layer(16, 32, 128, 128, 4)  # Qwen3-Next: 524288 + 3 * 8192
+    548864
+    """
+    conv_channels = 2 * num_k_heads * head_k_dim + num_v_heads * head_v_dim
+    return num_v_heads * head_k_dim * head_v_dim + (conv_kernel - 1) * conv_channels
+
+
+def gdn_flops_per_token_per_layer(num_k_heads: Any, num_v_heads: Any, head_k_dim: Any,
+                                  head_v_dim: Any, conv_kernel: Any) -> Any:
+    """FLOPs of one token's Gated DeltaNet recurrence in one layer, projections excluded.
+
+    :math:`7 n_v d_k d_v + 2 K (2 n_k d_k + n_v d_v)` (*symbolic*) [FLOP]: per value head the
+    gated decay :math:`S \\leftarrow \\alpha S` (:math:`d_k d_v`), the read-out
+    :math:`S^\\top k`, the rank-one delta update :math:`S \\mathrel{+}= k\\,\\Delta v^\\top` and
+    the output :math:`S^\\top q` (:math:`2 d_k d_v` each), plus the depthwise convolution
+    (:math:`2K` per channel). Linear in the state size and independent of the context.
+
+    References
+    ----------
+    .. [1] S. Yang, J. Kautz, A. Hatamizadeh, "Gated Delta Networks", arXiv:2412.06464, 2024
+       (the recurrent form, eq. 10).
+
+    Examples
+    --------
+    >>> gdn_flops_per_token_per_layer(16, 32, 128, 128, 4)  # 7*524288 + 8*8192
+    3735552
+    """
+    conv_channels = 2 * num_k_heads * head_k_dim + num_v_heads * head_v_dim
+    return 7 * num_v_heads * head_k_dim * head_v_dim + 2 * conv_kernel * conv_channels
+
+
+def dsa_indexer_flops_per_query(index_n_heads: Any, index_head_dim: Any, cached: Any) -> Any:
+    """FLOPs of the DeepSeek Sparse Attention lightning indexer for one query, one layer.
+
+    :math:`2 H_I d_I c` (*symbolic*) [FLOP]: every one of the ``cached`` tokens is scored
+    by each of the :math:`H_I` indexer heads against its :math:`d_I`-element index key
+    (the per-head weights and ReLU are lower order and not counted).
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek
+       Sparse Attention", 2025, §2.1 (the lightning indexer); config.json ``index_n_heads``,
+       ``index_head_dim``.
+
+    Examples
+    --------
+    >>> dsa_indexer_flops_per_query(64, 128, 10_000)   # 2 * 64 * 128 * 10,000
+    163840000
+    """
+    return 2 * index_n_heads * index_head_dim * cached
+
+
+def dsa_read_tokens(cached: Any, topk: float) -> np.ndarray:
+    """Cached latent entries one DSA query attends to in one layer [token].
+
+    :math:`\\min(c, k)` with :math:`k` = ``index_topk`` (2048 in DeepSeek-V3.2-Exp): the
+    indexer keeps the top-k cached tokens, so attention's reads and pair FLOPs stop growing
+    at k while the indexer's (:func:`dsa_indexer_flops_per_query`) keep growing with c.
+
+    Examples
+    --------
+    >>> float(dsa_read_tokens(100_000, 2048))
+    2048.0
+    """
+    return np.minimum(np.asarray(cached, float), float(topk))

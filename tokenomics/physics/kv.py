@@ -30,7 +30,10 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.data.specs import Model
-from tokenomics.physics.formulas import kv_elements_per_token_per_layer
+from tokenomics.physics.formulas import (
+    gdn_state_elements_per_layer,
+    kv_elements_per_token_per_layer,
+)
 
 
 def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
@@ -60,10 +63,13 @@ def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
 
 
 def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:
-    """KV bytes per token over all layers, every layer at full attention [B/token].
+    """KV bytes per token over all softmax-attention layers, each at full attention [B/token].
 
     This is the figure usually quoted ("320 KB per token"); windows are ignored here and
-    honoured by :func:`kv_cache_bytes`.
+    honoured by :func:`kv_cache_bytes`. Linear-attention (Gated DeltaNet) layers store no
+    per-token KV and are not counted: their fixed state per sequence is
+    :func:`linear_state_bytes_per_sequence`, which :func:`kv_cache_bytes` adds once per
+    sequence.
 
     Parameters
     ----------
@@ -88,8 +94,44 @@ def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:
     327680.0
     >>> kv_bytes_per_token(model("deepseek-v3"))    # (512+64)*61*2, MLA latent
     70272.0
+    >>> kv_bytes_per_token(model("qwen3-next-80b-a3b"))  # 12 full layers * 2*2*256 * 2 B
+    24576.0
     """
-    return kv_bytes_per_token_per_layer(model, kv_dtype) * model.num_layers
+    return kv_bytes_per_token_per_layer(model, kv_dtype) * model.num_attention_layers
+
+
+def linear_state_bytes_per_sequence(model: Model, state_dtype: str = "bf16") -> float:
+    """Fixed state one sequence keeps in all linear-attention layers [B/sequence].
+
+    Parameters
+    ----------
+    model : Model
+    state_dtype : str
+        Format of the recurrent and convolution state (default ``"bf16"``, the model's
+        activation format; a quantized KV cache does not quantize it).
+
+    Returns
+    -------
+    float
+        :math:`L_{lin} \\, [n_v d_k d_v + (K - 1)(2 n_k d_k + n_v d_v)] \\, b` [B]; 0 for a
+        model without linear-attention layers. Independent of the context length.
+
+    References
+    ----------
+    .. [1] S. Yang, J. Kautz, A. Hatamizadeh, "Gated Delta Networks", arXiv:2412.06464.
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> linear_state_bytes_per_sequence(model("qwen3-next-80b-a3b"))  # 36 * 548,864 * 2
+    39518208.0
+    """
+    la = model.linear_attention
+    if la is None or not model.num_linear_layers:
+        return 0.0
+    per_layer = gdn_state_elements_per_layer(la.num_k_heads, la.num_v_heads, la.head_k_dim,
+                                             la.head_v_dim, la.conv_kernel)
+    return float(per_layer * model.num_linear_layers * bytes_per_element(state_dtype))
 
 
 def kv_tokens_held(model: Model, context_tokens: Any) -> list[tuple[int, Any]]:
@@ -102,7 +144,8 @@ def kv_tokens_held(model: Model, context_tokens: Any) -> list[tuple[int, Any]]:
 
 
 def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
-                   kv_dtype: str = "bf16", allow_beyond_max_context: bool = False) -> Any:
+                   kv_dtype: str = "bf16", allow_beyond_max_context: bool = False,
+                   state_dtype: str = "bf16") -> Any:
     """KV-cache bytes for ``batch`` sequences of ``context_tokens`` each [B].
 
     Parameters
@@ -115,6 +158,9 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     kv_dtype : str
     allow_beyond_max_context : bool
         Permit contexts longer than the model's maximum.
+    state_dtype : str
+        Format of linear-attention layers' fixed state (see
+        :func:`linear_state_bytes_per_sequence`).
 
     Returns
     -------
@@ -123,8 +169,10 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
 
     Notes
     -----
-    :math:`\\text{bytes} = B \\sum_\\ell s_\\ell \\min(C, W_\\ell)` with :math:`s_\\ell` from
-    :func:`kv_bytes_per_token_per_layer` and :math:`W_\\ell = \\infty` for full layers.
+    :math:`\\text{bytes} = B (\\sum_\\ell s_\\ell \\min(C, W_\\ell) + S)` with :math:`s_\\ell` from
+    :func:`kv_bytes_per_token_per_layer`, :math:`W_\\ell = \\infty` for full layers, the sum
+    over softmax-attention layers, and :math:`S` the linear layers' fixed state per sequence
+    (:func:`linear_state_bytes_per_sequence`; 0 for most models).
 
     References
     ----------
@@ -142,7 +190,8 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     V.context_within(model, c, allow_beyond_max_context)
     per_layer = kv_bytes_per_token_per_layer(model, kv_dtype)
     held = sum(n * t for n, t in kv_tokens_held(model, c))
-    return V.scalar_or_array(b * per_layer * held)
+    state = linear_state_bytes_per_sequence(model, state_dtype)
+    return V.scalar_or_array(b * (per_layer * held + state))
 
 
 def kv_context_crossover_tokens(model: Model, weight_bytes_total: float,

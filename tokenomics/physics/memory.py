@@ -33,7 +33,11 @@ from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, Model
 from tokenomics.data.workload import accepts_legacy_forms
-from tokenomics.physics.kv import kv_bytes_per_token_per_layer, kv_tokens_held
+from tokenomics.physics.kv import (
+    kv_bytes_per_token_per_layer,
+    kv_tokens_held,
+    linear_state_bytes_per_sequence,
+)
 from tokenomics.physics.params import param_breakdown
 
 
@@ -240,12 +244,16 @@ def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
 def kv_per_sequence_bytes(dep: Deployment, context_tokens: Any) -> Any:
     """KV bytes one sequence occupies on one device of the replica [B].
 
-    ``kv_cache_bytes(model, C) * kv_replication / n_devices``.
+    ``kv_cache_bytes(model, C) * kv_replication / n_devices``: the per-token KV of the
+    softmax-attention layers plus, once per sequence, the fixed state of any linear-attention
+    layers (:func:`tokenomics.physics.kv.linear_state_bytes_per_sequence`, at the activation
+    format), split and replicated as the KV is.
     """
     c = np.asarray(context_tokens, float)
     per_layer = kv_bytes_per_token_per_layer(dep.model, dep.kv_dtype)
     held = sum(cnt * t for cnt, t in kv_tokens_held(dep.model, c))
-    return per_layer * held * dep.kv_replication / dep.n_devices
+    state = linear_state_bytes_per_sequence(dep.model, dep.act_dtype)
+    return (per_layer * held + state) * dep.kv_replication / dep.n_devices
 
 
 def max_batch(dep: Deployment, context_tokens: Any) -> Any:

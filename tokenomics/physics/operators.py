@@ -30,6 +30,15 @@ square, not the full one), :math:`\\min(i, W)` (sliding window) or
 in whichever form is cheaper: absorbed (attention in the :math:`r_{kv}`-dim latent, as
 decode kernels run it) or expanded (the prefix latent up-projected, as prefill kernels run it).
 
+Hybrid and sparse attention. Gated DeltaNet layers (Qwen3-Next) add their input projections
+to ``attn_qkv``, their output projection to ``attn_out``, and to ``attn_core`` the recurrence
+(:func:`~tokenomics.physics.formulas.gdn_flops_per_token_per_layer` per token) with one read
+and one write of each sequence's fixed state per step; they keep no KV. With DeepSeek Sparse
+Attention each query attends to :math:`\\min(i, k)` keys (the sliding-window closed form with
+:math:`W = k`), the step reads :math:`\\min(c, kT)` latent entries, and the lightning
+indexer scores every cached key (:math:`2 H_I d_I` FLOPs per pair, its key cache read
+whole).
+
 Norms, rotary embeddings and other element-wise kernels are not counted (a few percent of
 bytes at most); communication is not part of this module.
 
@@ -54,8 +63,13 @@ from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics import formulas as F
-from tokenomics.physics.kv import kv_bytes_per_token_per_layer
-from tokenomics.physics.params import attention_params_per_layer, expert_params, ffn_params
+from tokenomics.physics.kv import kv_bytes_per_token_per_layer, linear_state_bytes_per_sequence
+from tokenomics.physics.params import (
+    attention_params_per_layer,
+    expert_params,
+    ffn_params,
+    linear_attention_params_per_layer,
+)
 
 OPERATORS = ("embedding", "attn_qkv", "attn_core", "attn_out", "ffn_dense", "moe_router",
              "moe_shared", "moe_experts", "lm_head")
@@ -154,20 +168,41 @@ def _attention_projections(dep: Deployment, s: _Step) -> tuple[OpCost, OpCost]:
     """
     m = dep.model
     a = m.attention
-    h, L, N = m.hidden_size, m.num_layers, s.N
+    h, L, N = m.hidden_size, m.num_attention_layers, s.N
     w = bytes_per_element(dep.weight_dtype)
     act = bytes_per_element(dep.act_dtype)
     rep = float(dep.dp_attention)
     p_att = attention_params_per_layer(m)
     p_o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
     p_qkv = p_att - p_o
-    # Outputs: the queries plus what the cache stores (K and V, or MLA's latent and RoPE key).
-    qkv_out = a.num_q_heads * a.head_dim + F.kv_elements_per_token_per_layer(a)
-    qkv = OpCost("attn_qkv", 2.0 * N * p_qkv * L, rep * p_qkv * w * L + s.zero, s.zero,
-                 N * (h + qkv_out) * act * L)
-    out = OpCost("attn_out", 2.0 * N * p_o * L, rep * p_o * w * L + s.zero, s.zero,
-                 N * (a.num_q_heads * a.v_head_dim + h) * act * L)
+    # Outputs: the queries (and gate) plus what the cache stores (K and V, or MLA's latent).
+    q_out = a.num_q_heads * a.head_dim * (2 if a.output_gate else 1)
+    qkv_out = q_out + F.kv_elements_per_token_per_layer(a)
+    lin_in, lin_out, lin_io_in, lin_io_out = _linear_projection_terms(m)
+    Ll = m.num_linear_layers
+    qkv = OpCost("attn_qkv", 2.0 * N * (p_qkv * L + lin_in * Ll),
+                 rep * (p_qkv * L + lin_in * Ll) * w + s.zero, s.zero,
+                 N * ((h + qkv_out) * L + lin_io_in * Ll) * act)
+    out = OpCost("attn_out", 2.0 * N * (p_o * L + lin_out * Ll),
+                 rep * (p_o * L + lin_out * Ll) * w + s.zero, s.zero,
+                 N * ((a.num_q_heads * a.v_head_dim + h) * L + lin_io_out * Ll) * act)
     return qkv, out
+
+
+def _linear_projection_terms(m: Any) -> tuple[float, float, float, float]:
+    """A Gated DeltaNet layer's (input-side params, output params, input io, output io).
+
+    Input side: everything but ``out_proj`` (:math:`D_v h`); io in elements per token.
+    """
+    la = m.linear_attention
+    if la is None or not m.num_linear_layers:
+        return 0.0, 0.0, 0.0, 0.0
+    h = m.hidden_size
+    dv = la.num_v_heads * la.head_v_dim
+    p_all = linear_attention_params_per_layer(m)
+    p_out = float(dv * h)
+    proj_out = 2 * la.num_k_heads * la.head_k_dim + 2 * dv + 2 * la.num_v_heads
+    return p_all - p_out, p_out, float(h + proj_out), float(dv + h)
 
 
 def _attention_core(dep: Deployment, s: _Step) -> OpCost:
@@ -181,20 +216,66 @@ def _attention_core(dep: Deployment, s: _Step) -> OpCost:
     B, T, c = s.B, s.T, s.c
     act = bytes_per_element(dep.act_dtype)
     kv_tok_layer = kv_bytes_per_token_per_layer(m, dep.kv_dtype) * dep.kv_replication
+    # DSA: the latent part is read for the selected keys, the index key for every cached one.
+    idx_tok_layer = (a.index_head_dim * bytes_per_element(dep.kv_dtype) * dep.kv_replication
+                     if a.is_sparse else 0.0)
     flops_core = s.zero.copy()
     kv_read = s.zero.copy()
     for kind, win, count in m.window_groups():
-        pairs = F.span_sum(kind, win, c + T) - F.span_sum(kind, win, c)
-        read = F.kv_read_tokens(kind, win, c)
+        pairs, read = _pairs_and_reads(a, kind, win, c, T)
         per_seq = pairs * F.attention_pair_flops(a)
         if a.kind == "MLA":   # the cheaper of the expanded and the absorbed forms
             per_seq = np.minimum(per_seq + read * F.mla_up_projection_flops_per_token(a),
                                  pairs * F.mla_absorbed_pair_flops(a))
+        if a.is_sparse:       # the lightning indexer scans every cached key, causally
+            scanned = F.span_sum("full", np.inf, c + T) - F.span_sum("full", np.inf, c)
+            per_seq = per_seq + F.dsa_indexer_flops_per_query(
+                a.index_n_heads, a.index_head_dim, scanned)
         flops_core = flops_core + B * per_seq * count
-        kv_read = kv_read + B * read * kv_tok_layer * count
-    kv_write = s.N * kv_tok_layer * m.num_layers
-    att_io = s.N * F.attention_io_elements_per_token(a) * act * m.num_layers
-    return OpCost("attn_core", flops_core, s.zero, kv_read + kv_write, att_io + s.zero)
+        kv_read = kv_read + B * count * (read * (kv_tok_layer - idx_tok_layer)
+                                         + c * idx_tok_layer)
+    La = m.num_attention_layers
+    kv_write = s.N * kv_tok_layer * La
+    att_io = s.N * F.attention_io_elements_per_token(a) * act * La
+    lin_flops, lin_bytes, lin_io = _linear_core(dep, s)
+    return OpCost("attn_core", flops_core + lin_flops, s.zero, kv_read + kv_write + lin_bytes,
+                  att_io + lin_io + s.zero)
+
+
+def _pairs_and_reads(a: Any, kind: str, win: float, c: Any, T: Any) -> tuple[Any, Any]:
+    """(query, key) pairs and cached tokens read per sequence in one layer of a group.
+
+    DeepSeek Sparse Attention caps each query's keys at ``index_topk`` k: pairs are
+    :math:`\\sum \\min(i, k)` (the sliding-window sum with :math:`W = k`) and the step reads
+    at most :math:`kT` distinct latent entries, :math:`\\min(c, kT)`
+    (:func:`~tokenomics.physics.formulas.dsa_read_tokens` per query).
+    """
+    if a.is_sparse and kind == "full":
+        k = float(a.index_topk)
+        pairs = F.span_sum("sliding", k, c + T) - F.span_sum("sliding", k, c)
+        return pairs, np.minimum(np.asarray(c, float), k * T)
+    return (F.span_sum(kind, win, c + T) - F.span_sum(kind, win, c),
+            F.kv_read_tokens(kind, win, c))
+
+
+def _linear_core(dep: Deployment, s: _Step) -> tuple[Any, Any, Any]:
+    """Gated DeltaNet recurrence of all linear layers: (FLOPs, state bytes, io bytes).
+
+    FLOPs :math:`N L_{lin}` times
+    :func:`~tokenomics.physics.formulas.gdn_flops_per_token_per_layer`; each sequence's fixed
+    state read once and written once per step, :math:`2 B S`; q/k/v in and the output out.
+    """
+    m = dep.model
+    la = m.linear_attention
+    if la is None or not m.num_linear_layers:
+        return s.zero, s.zero, s.zero
+    Ll = m.num_linear_layers
+    f_tok = F.gdn_flops_per_token_per_layer(la.num_k_heads, la.num_v_heads, la.head_k_dim,
+                                            la.head_v_dim, la.conv_kernel)
+    state = linear_state_bytes_per_sequence(m, dep.act_dtype) * dep.kv_replication
+    act = bytes_per_element(dep.act_dtype)
+    io = (2 * la.num_k_heads * la.head_k_dim + 2 * la.num_v_heads * la.head_v_dim) * act
+    return s.N * f_tok * Ll + s.zero, 2.0 * s.B * state + s.zero, s.N * io * Ll + s.zero
 
 
 def _dense_ffn(dep: Deployment, s: _Step) -> OpCost:

@@ -57,7 +57,7 @@ def attention_params_per_layer(model: Model) -> float:
             n += a.num_q_heads * qk
         if a.o_bias:
             n += h
-        return float(n)
+        return float(n + dsa_indexer_params_per_layer(model))
     q_out = a.num_q_heads * a.head_dim
     kv_out = int(F.kv_elements_per_token_per_layer(a))   # the K and V projections' width
     n = h * (q_out + kv_out) + a.num_q_heads * a.v_head_dim * h
@@ -69,6 +69,66 @@ def attention_params_per_layer(model: Model) -> float:
         n += 2 * a.head_dim
     if a.sinks:
         n += a.num_q_heads
+    if a.output_gate:
+        n += h * q_out        # the gate half of the doubled query projection
+    return float(n)
+
+
+def dsa_indexer_params_per_layer(model: Model) -> float:
+    """Parameters of DeepSeek Sparse Attention's lightning indexer in one layer [parameters].
+
+    :math:`r_q H_I d_I + h d_I + 2 d_I + h H_I`: the indexer's query up-projection from the
+    query latent (``wq_b``), its key projection (``wk``), the key LayerNorm (scale and bias)
+    and the per-head weight projection (``weights_proj``). 0 without DSA.
+
+    References
+    ----------
+    .. [1] deepseek-ai/DeepSeek-V3.2-Exp, ``inference/model.py`` (class ``Indexer``).
+
+    Examples
+    --------
+    >>> from dataclasses import replace
+    >>> from tokenomics.data.catalog import model
+    >>> v3 = model("deepseek-v3")       # V3.2-Exp = V3 + indexer (64 heads of 128, top 2048)
+    >>> v32 = replace(v3, attention=replace(v3.attention, index_n_heads=64,
+    ...                                     index_head_dim=128, index_topk=2048))
+    >>> dsa_indexer_params_per_layer(v32)   # 1536*8192 + 7168*128 + 256 + 7168*64
+    13959424.0
+    """
+    a = model.attention
+    if not a.is_sparse:
+        return 0.0
+    h, HI, dI = model.hidden_size, a.index_n_heads, a.index_head_dim
+    return float(a.q_lora_rank * HI * dI + h * dI + 2 * dI + h * HI)
+
+
+def linear_attention_params_per_layer(model: Model) -> float:
+    """Parameters of one Gated DeltaNet layer's token mixer [parameters] (0 without one).
+
+    With :math:`D_k = n_k d_k`, :math:`D_v = n_v d_v`: the fused q/k/v/z projection
+    :math:`h (2 D_k + 2 D_v)`, the beta/alpha projection :math:`2 h n_v`, the depthwise
+    convolution :math:`K (2 D_k + D_v)` (no bias), ``dt_bias`` and ``A_log`` (:math:`n_v`
+    each), the gated RMSNorm :math:`d_v` and the output projection :math:`D_v h`.
+
+    References
+    ----------
+    .. [1] Hugging Face transformers, ``models/qwen3_next/modeling_qwen3_next.py``
+       (``Qwen3NextGatedDeltaNet``: ``in_proj_qkvz``, ``in_proj_ba``, ``conv1d``,
+       ``dt_bias``, ``A_log``, ``norm``, ``out_proj``).
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> linear_attention_params_per_layer(model("qwen3-next-80b-a3b"))
+    33718464.0
+    """
+    la = model.linear_attention
+    if la is None:
+        return 0.0
+    h = model.hidden_size
+    dk, dv = la.num_k_heads * la.head_k_dim, la.num_v_heads * la.head_v_dim
+    n = (h * (2 * dk + 2 * dv) + 2 * h * la.num_v_heads + la.conv_kernel * (2 * dk + dv)
+         + 2 * la.num_v_heads + la.head_v_dim + dv * h)
     return float(n)
 
 
@@ -96,7 +156,8 @@ def param_breakdown(model: Model) -> dict[str, float]:
     -------
     dict
         ``embedding`` (token + learned position tables), ``lm_head`` (0 when tied),
-        ``attention``, ``norms``, ``dense_ffn``, ``router``, ``shared_experts``,
+        ``attention`` (softmax-attention layers), ``linear_attention`` (Gated DeltaNet
+        layers), ``norms``, ``dense_ffn``, ``router``, ``shared_experts``,
         ``routed_experts`` (all experts of all MoE layers).
 
     References
@@ -109,7 +170,8 @@ def param_breakdown(model: Model) -> dict[str, float]:
     out = {
         "embedding": float(model.vocab_size * h + model.learned_positions * h),
         "lm_head": 0.0 if model.tie_word_embeddings else float(model.vocab_size * h),
-        "attention": attention_params_per_layer(model) * L,
+        "attention": attention_params_per_layer(model) * model.num_attention_layers,
+        "linear_attention": linear_attention_params_per_layer(model) * model.num_linear_layers,
         "norms": float(norm_size * (model.norms_per_layer * L + 1)),
         "dense_ffn": ffn_params(model, model.intermediate_size) * model.num_dense_layers,
         "router": 0.0,
@@ -126,7 +188,8 @@ def param_breakdown(model: Model) -> dict[str, float]:
     return out
 
 
-def param_count(model: Model, active: bool = False, include_embedding: bool = True) -> float:
+def param_count(model: Model, active: bool = False, include_embedding: bool = True,
+                include_lm_head: bool = True) -> float:
     """Number of parameters of the main model [parameters].
 
     Parameters
@@ -138,6 +201,9 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     include_embedding : bool
         Count the input embedding table (default True, as vendors' totals do). Its rows are
         gathered, not multiplied, so it adds no FLOPs.
+    include_lm_head : bool
+        Count the (untied) LM head (default True); False for vendors' active counts that
+        leave it out (Qwen3-Next, GLM-4.5).
 
     Returns
     -------
@@ -162,4 +228,6 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
         total += m.top_k * expert_params(model) * model.num_moe_layers
     if not include_embedding:
         total -= b["embedding"]
+    if not include_lm_head:
+        total -= b["lm_head"]
     return float(total)
