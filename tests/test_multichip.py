@@ -35,6 +35,9 @@ LAYOUTS = {
     "groq-3-lpu": dict(tp=32, weight_dtype="fp8", act_dtype="fp8"),
     # The smallest TPU v5e (16 GiB) holds half of the 16 GB model per chip.
     "tpu-v5e": dict(tp=2),
+    # Volta/Turing have no BF16 tensor format: the BF16 checkpoint runs cast to FP16.
+    "v100-sxm2-32gb": dict(tp=2, weight_dtype="fp16", act_dtype="fp16"),
+    "t4": dict(tp=2, weight_dtype="fp16", act_dtype="fp16"),
 }
 
 

@@ -259,9 +259,16 @@ def test_a10_figures_and_memory_bound_decode():
     assert 12.5e9 * 384 / 8 == pytest.approx(hw.mem_bw_bytes_per_s, rel=1e-3)
     assert hw.mem_visible_bytes == 23028 * MIB > 24e9
     assert hw.mem_capacity_bytes == 24 * GIB
-    # No tensor peak in a stored source: decode is timed by memory traffic alone.
+    # Changed expectation: the A10 was compute-less (NaN compute time); kimbochen-gpu-table now
+    # gives 'A10 | 125 TFLOP/s | 0.6 TB/s | 24 GB | 150 W' (FP16 tensor dense, BF16 at the same
+    # rate), so a batch-1 decode has a finite compute time and is still memory-bound.
+    assert hw.peak_flop_per_s["fp16"] == 125e12
+    assert hw.peak_flop_per_s["bf16"] == 125e12
+    assert hw.tdp_w == 150
+    # Ridge: 125e12 / 600.2e9 = 208.3 FLOP/B.
+    assert ridge_point(hw, "bf16") == pytest.approx(208.26, rel=1e-4)
     r = tk.decode(tk.Deployment("llama-3.1-8b", "a10", tp=2), 1, 1024)
-    assert math.isnan(r.compute_time_s) and r.bound == "memory"
+    assert math.isfinite(r.compute_time_s) and r.bound == "memory"
 
 
 @pytest.mark.parametrize(
@@ -283,3 +290,72 @@ def test_tp_decode_on_each_second_batch_device(hw_id, kw):
     r = tk.decode(d, 1, 1024)
     assert math.isfinite(r.time_s) and r.time_s > 0
     assert r.comm_time_s > 0
+
+
+# ---------------------------------------------------------------- third batch: Volta and Turing
+
+
+def test_v100_sxm2_32gb_figures():
+    hw = tk.hardware("v100-sxm2-32gb")
+    # nvidia-dev-tensor-cores-cuda9: 'up to 125 Tensor TFLOPS' (dense: Volta has no sparsity).
+    assert hw.peak_flop_per_s["fp16"] == 125e12
+    # wolfram77-v100-whitepaper-notes: 900 GB/s HBM2; cross-check from the NVML dump
+    # (pastebin-v100-sxm2-32gb-nvml): 877 MHz x 2 x 4096 bit / 8 = 898 GB/s.
+    assert hw.mem_bw_bytes_per_s == 900e9
+    assert 877e6 * 2 * 4096 / 8 == pytest.approx(hw.mem_bw_bytes_per_s, rel=0.01)
+    # NVML total 34,058,272,768 B > 32e9 B, so '32GB' is 32 GiB.
+    assert hw.mem_visible_bytes == 34_058_272_768 > 32e9
+    assert hw.mem_capacity_bytes == 32 * GIB
+    assert hw.tdp_w == 300  # NVML default power limit 300,000 mW
+    # 6 NVLink 2 links x 25 GB/s per direction = 150 GB/s each way; DGX-1 holds 8.
+    assert hw.scale_up_bw_bytes_per_s == 6 * 25e9
+    assert hw.scale_up_domain_size == 8
+    # Volta has no BF16 tensor format: a BF16 deployment is refused, naming the format.
+    with pytest.raises(tk.NotPublishedError, match="bf16 peak is not supported"):
+        tk.Deployment("llama-3.1-8b", hw, tp=2)
+
+
+def test_t4_figures():
+    hw = tk.hardware("t4")
+    # networkoutlet-t4: FP16 65 TFLOPS, INT8 130 TOPS, 16 GB GDDR6, 70 W; geektopia-t4-launch:
+    # INT4 260 TOPS. Turing has no sparsity, so these are dense.
+    assert hw.peak_flop_per_s["fp16"] == 65e12
+    assert hw.peak_flop_per_s["int8"] == 130e12
+    assert hw.peak_flop_per_s["int4"] == 260e12
+    assert hw.tdp_w == 70
+    # sysrqmts-t4: 10 Gbps x 256 bit / 8 = 320 GB/s.
+    assert hw.mem_bw_bytes_per_s == 10e9 * 256 / 8 == 320e9
+    # nvidia-smi 15,360 MiB (modal-client-pr-2797) = 16.11e9 B > 16e9 B, so 16 GiB.
+    assert hw.mem_visible_bytes == 15360 * MIB > 16e9
+    assert hw.mem_capacity_bytes == 16 * GIB
+    # PCIe Gen3 x16: 8 GT/s x 16 x 128/130 / 8 = 15.75 GB/s each way, recorded rounded to 16.
+    assert hw.scale_up_bw_bytes_per_s == 16e9
+    assert 8e9 * 16 * 128 / 130 / 8 == pytest.approx(hw.scale_up_bw_bytes_per_s, rel=0.02)
+    # Ridge INT8: 130e12 / 320e9 = 406.25 op/B.
+    assert ridge_point(hw, "int8") == pytest.approx(406.25)
+
+
+@pytest.mark.parametrize(
+    "hw_id, kw",
+    [
+        # 16.06 GB of BF16 weights cast to FP16 (Volta/Turing lack BF16) / 2 = 8.03 GB per device.
+        ("v100-sxm2-32gb", dict(tp=2, weight_dtype="fp16", act_dtype="fp16")),
+        ("v100-sxm2-32gb", dict(tp=8, weight_dtype="fp16", act_dtype="fp16")),
+        ("t4", dict(tp=2, weight_dtype="fp16", act_dtype="fp16")),
+    ],
+)
+def test_tp_decode_on_each_third_batch_device(hw_id, kw):
+    d = tk.Deployment("llama-3.1-8b", hw_id, **kw)
+    assert d.n_devices == kw["tp"] > 1
+    r = tk.decode(d, 1, 1024)
+    assert math.isfinite(r.time_s) and r.time_s > 0
+    assert r.comm_time_s > 0
+
+
+def test_pcie_gen3_exposes_more_communication_than_nvlink_2():
+    # The same TP=2 FP16 decode: T4's PCIe Gen3 (16 GB/s each way) against V100's NVLink 2
+    # (150 GB/s each way).
+    kw = dict(tp=2, weight_dtype="fp16", act_dtype="fp16")
+    pcie = tk.decode(tk.Deployment("llama-3.1-8b", "t4", **kw), 1, 1024)
+    nvl = tk.decode(tk.Deployment("llama-3.1-8b", "v100-sxm2-32gb", **kw), 1, 1024)
+    assert nvl.comm_time_s < pcie.comm_time_s

@@ -38,6 +38,8 @@ UNPRICED = {
     "ascend-910c": "no price sourced yet", "gaudi2": "no price sourced yet",
     "inferentia2": "no price sourced yet", "rtx-4090": "no price sourced yet",
     "tpu-v4": "no price sourced yet", "trainium3": "no price sourced yet",
+    "v100-sxm2-32gb": "no dated on-demand V100 rate found in a stored source",
+    "t4": "no dated on-demand T4 rate found in a stored source",
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -118,7 +120,10 @@ def test_release_0_1_forms_keep_their_numbers():
 def test_a_deployment_gives_its_formats_and_budget():
     d = tk.Deployment(M405, H100, usable_memory_fraction=1.0, workspace_bytes=0)
     assert devices_needed(d, 32, 131072) == pytest.approx(S15_NEED, rel=1e-12)
-    assert min_devices(d, 32, 131072) == 38 and min_devices(d, 32, 131072, multiple_of=8) == 40
+    # 37.2 -> 38 devices, but a Deployment's replica wider than the 8-GPU NVLink domain spans
+    # whole domains (its own layout rule), so its count is 40 with or without multiple_of=8.
+    assert min_devices(d, 32, 131072) == 40 and min_devices(d, 32, 131072, multiple_of=8) == 40
+    assert min_devices(M405, H100, 32, 131072, usable_memory_fraction=1.0) == 38   # 0.1 form
     # Its 90% default and FP8 KV: (W + K / 2) / 72 GB.
     f = tk.Deployment(M405, H100, kv_dtype="fp8", workspace_bytes=0)
     assert devices_needed(f, 32, 131072) == pytest.approx(
@@ -221,3 +226,42 @@ def test_405b_on_h200_for_32_users_at_128k():
     assert min_devices(M405, h200, batch=32, context_tokens=131_072, multiple_of=8) == 24
     old = h200.with_(mem_capacity_bytes=141e9)               # the decimal reading, for contrast
     assert min_devices(M405, old, batch=32, context_tokens=131_072) == 24
+
+
+# ---- a Deployment's device count is for its own layout (issue 11, item 6) --------------------
+def test_a_deployments_count_keeps_its_tp_and_counts_mla_replication():
+    # DeepSeek-V3 FP8 on GB200 at tp=8, 32 sequences of 128K. Sharded by head, MLA keeps its
+    # whole latent on every one of the 8 ranks (replication 8), so the KV term is 8x the pooled
+    # one; by sequence (kv_shard="all") it is pooled. Counts are multiples of tp = 8.
+    d = tk.Deployment("deepseek-v3", "gb200", tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    assert d.kv_replication == 8.0
+    b = MemoryBudget.of(d, 32)
+    kv = tk.kv_cache_bytes(d.model, 131072, 32, "fp8")
+    heads = (b.weights_bytes + 8 * kv) / b.per_device_bytes         # devices, by head
+    pooled = (b.weights_bytes + kv) / b.per_device_bytes            # devices, by sequence
+    n_heads, n_all = min_devices(d, 32, 131072), min_devices(d.with_(kv_shard="all"), 32, 131072)
+    assert n_heads == 8 * math.ceil(heads / 8) and n_heads % 8 == 0
+    assert n_all == 8 * math.ceil(pooled / 8)
+    assert n_heads > n_all
+    # The 0.1 form (a model and a device) pools the KV and rounds to whole devices only.
+    assert min_devices(d.model, d.hardware, 32, 131072, weight_dtype="fp8",
+                       kv_dtype="fp8") <= n_all
+
+
+def test_a_deployments_count_is_one_its_own_memory_fit_accepts():
+    for d in (tk.Deployment("deepseek-v3", "gb200", tp=8, weight_dtype="fp8", kv_dtype="fp8"),
+              tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4),
+              tk.Deployment("llama-3.1-405b", "h200", tp=8, weight_dtype="fp8")):
+        for batch, ctx in ((1, 8192), (32, 131072)):
+            n = min_devices(d, batch, ctx)
+            fit = tk.memory_fit(d.with_(pp=n // d.tp), batch, ctx)
+            assert bool(fit.fits), (d.model.id, batch, ctx, n)
+
+
+def test_more_stages_than_layers_is_refused_with_the_reason():
+    # 256 sequences of 128K of DeepSeek-V3 on 24 GB L4s at tp=8 by head: the replicated latent
+    # alone needs 8 x 256 x 131,072 x 70,272 B = 18.9 TB, over 800 devices: more than 61
+    # stages of 8.
+    d = tk.Deployment("deepseek-v3", "l4", tp=8)
+    with pytest.raises(tk.DoesNotFitError, match="kv_shard='all'"):
+        min_devices(d, 256, 131072)

@@ -20,6 +20,8 @@ def test_total_params_within_2pct_of_official(model_id):
 @pytest.mark.parametrize("model_id", MODELS)
 def test_active_params_within_2pct_of_official(model_id):
     m = tk.model(model_id)
+    if m.official_active_params is None:   # "not published" (DeepSeek-V3.2-Exp), as the spec
+        pytest.skip(f"{model_id}: no official active count is published")
     active = tk.param_count(m, active=True,
                             include_embedding=m.official_active_include_embedding,
                             include_lm_head=m.official_active_include_lm_head)

@@ -475,3 +475,12 @@ def test_table_errors(tmp_path):
         export_table_csv(q, tmp_path / "x.csv")
     with pytest.raises(OSError):
         export_table_csv(pd.DataFrame({"a": [1.0]}), tmp_path / "missing" / "x.csv")
+
+
+def test_sheet_refuses_a_hybrid_model_it_cannot_reproduce(tmp_path):
+    # Qwen3-Next keeps a fixed Gated DeltaNet state per sequence in 36 of its 48 layers; the
+    # sheet's KV formulas count per-token KV in every layer, so it would disagree with the
+    # library: it says so instead of writing wrong numbers.
+    d = tk.Deployment("qwen3-next-80b-a3b", "b200")
+    with pytest.raises(NotImplementedError, match="hybrid linear attention"):
+        export_sizing_sheet(tmp_path / "sheet.csv", d, 8, 4096)

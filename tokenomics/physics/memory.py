@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -516,7 +517,21 @@ def min_devices(deployment: Deployment | MemoryBudget, batch: Any = 1,
     Returns
     -------
     int or numpy.ndarray of int
-        :math:`\\lceil n / m \\rceil m` with ``n`` from :func:`devices_needed`.
+        The 0.1 form (a model and a device): :math:`\\lceil n / m \\rceil m` with ``n`` from
+        :func:`devices_needed`, the KV pooled over the devices without replication.
+        A Deployment: the count **its own layout** needs, keeping its tensor parallelism
+        :math:`t` and adding pipeline stages: the smallest multiple :math:`n` of
+        :math:`\\mathrm{lcm}(t, m)` with :math:`(W + B\\,K(C)\\,r)/n \\le f\\,\\mathrm{cap} -
+        R - A`, where :math:`r` is ``Deployment.kv_replication`` (1 with ``kv_shard="all"``;
+        :math:`t / n_{kv}` beyond the KV heads; :math:`t` for MLA's latent sharded by head).
+        A replica wider than the scale-up domain is rounded up to whole domains. So a
+        Deployment never gets a count its own ``memory_fit`` would reject.
+
+    Raises
+    ------
+    DoesNotFitError
+        When a Deployment would need more pipeline stages than the model has layers (the
+        message says why and suggests ``kv_shard="all"`` where replication is the cause).
 
     References
     ----------
@@ -533,11 +548,45 @@ def min_devices(deployment: Deployment | MemoryBudget, batch: Any = 1,
         raise TokenomicsError(f"multiple_of must be a positive integer, got {multiple_of!r}")
     model = deployment.model
     ctx = model.max_context if context_tokens is None else context_tokens
+    if isinstance(deployment, Deployment):
+        return _min_devices_for_layout(deployment, batch, ctx, int(multiple_of))
     need = np.asarray(devices_needed(deployment, batch, ctx))
     # Guard against 37.0000000001 from rounding: tolerance far below one device.
     n = np.ceil(need - 1e-9)
     n = np.ceil(n / multiple_of) * multiple_of
     n = np.maximum(n, multiple_of).astype(np.int64)
+    return int(n) if n.ndim == 0 else n
+
+
+def _min_devices_for_layout(dep: Deployment, batch: Any, context_tokens: Any,
+                            multiple_of: int) -> Any:
+    """:func:`min_devices` for a Deployment: its tensor parallelism kept, stages added."""
+    from tokenomics.physics.kv import kv_cache_bytes
+
+    b = MemoryBudget.of(dep, batch)
+    kv = np.asarray(kv_cache_bytes(b.model, context_tokens, batch, b.kv_dtype,
+                                   b.allow_beyond_max_context), float)
+    room = np.asarray(b.per_device_bytes, float)
+    if np.any(room <= 0):
+        raise DoesNotFitError(f"{b.hardware.id}: runtime reserve and workspace leave no usable "
+                              f"memory of {b.hardware.mem_usable_bytes:.4g} B")
+    step = math.lcm(dep.tp, multiple_of)
+    need = np.ceil((b.weights_bytes + kv * dep.kv_replication) / room - 1e-9)
+    n = (np.maximum(np.ceil(need / step), 1) * step).astype(np.int64)
+    # A replica larger than a scale-up domain spans whole domains (Deployment's layout rule).
+    domain = dep.hardware.scale_up_domain_size or 0
+    if domain > 1:
+        wide = math.lcm(step, domain)
+        n = np.where(n > domain, (np.ceil(n / wide) * wide).astype(np.int64), n)
+    stages = n // dep.tp
+    if np.any(stages > dep.model.num_layers):
+        why = (f"its KV is replicated {dep.kv_replication:g} times over tp={dep.tp} (MLA's "
+               "latent on every rank), and pipeline stages cannot split it further; pass "
+               "kv_shard='all' (sharded by sequence) or a smaller tp"
+               if dep.kv_replication > 1 else "the weights and KV need more stages than layers")
+        raise DoesNotFitError(
+            f"{dep.model.id} at tp={dep.tp} on {dep.hardware.id} needs more than "
+            f"{dep.model.num_layers} pipeline stages of {dep.tp} devices: {why}")
     return int(n) if n.ndim == 0 else n
 
 

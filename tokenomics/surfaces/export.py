@@ -104,6 +104,18 @@ def _linear(name: str, at: dict[float, float]) -> tuple[float, float]:
 _PROBE = (1.0, 2.0, 4.0)
 
 
+def _check_sheet_supports(dep: Deployment) -> None:
+    """Refuse architectures whose terms the sheet's formulas do not carry yet."""
+    m = dep.model
+    if m.num_linear_layers or m.attention.is_sparse:
+        kind = ("hybrid linear attention" if m.num_linear_layers else
+                "sparse attention (indexer + top-k)")
+        raise NotImplementedError(
+            f"{m.id}: the sizing sheet does not yet model {kind} (a fixed state per sequence, "
+            "or the indexer's scan and top-k reads), so its formulas would disagree with the "
+            "library; use tk.decode and tk.memory_fit for this model")
+
+
 def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: int,
                         context_tokens: int, usd_per_device_hour: float | None = None) -> Path:
     """Write a decode sizing sheet (CSV) whose outputs are spreadsheet formulas of its inputs.
@@ -131,6 +143,11 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     ------
     TokenomicsError
         Bad batch, context or price (the message names it).
+    NotImplementedError
+        For a hybrid linear-attention model (Qwen3-Next) or sparse attention (DeepSeek-V3.2):
+        the sheet does not yet carry the fixed per-sequence state nor the indexer and top-k
+        terms, so its formulas would disagree with the library; size those with
+        :func:`tokenomics.decode` and :func:`tokenomics.memory_fit`.
     OSError
         The path cannot be written.
 
@@ -163,6 +180,7 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     ('16', True)
     """
     B, C = _sheet_point(dep, batch, context_tokens)
+    _check_sheet_supports(dep)
     price, price_note = _sheet_price(dep, usd_per_device_hour)
     s = _SizingSheet(dep, B, C)
     _deployment_rows(s)
