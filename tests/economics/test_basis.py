@@ -31,15 +31,13 @@ UNPRICED = {
     "tpu-ironwood": "Google Cloud per-chip on-demand price not found in a stored source",
     "trainium2": "AWS trn2.48xlarge on-demand price not found in a stored source",
     # entries added in the same round by other work, not yet priced
-    "a40": "no price sourced yet", "h20": "no price sourced yet", "l4": "no price sourced yet",
-    "mi250x": "no price sourced yet", "rtx-5090": "no price sourced yet",
+    "a40": "no price sourced yet", "h20": "no price sourced yet",
+    "mi250x": "no price sourced yet",
     "rtx-pro-6000-server": "no price sourced yet",
-    "a10": "no price sourced yet", "a100-40gb": "no price sourced yet",
     "ascend-910c": "no price sourced yet", "gaudi2": "no price sourced yet",
-    "inferentia2": "no price sourced yet", "rtx-4090": "no price sourced yet",
+    "inferentia2": "no price sourced yet",
     "tpu-v4": "no price sourced yet", "trainium3": "no price sourced yet",
     "v100-sxm2-32gb": "no dated on-demand V100 rate found in a stored source",
-    "t4": "no dated on-demand T4 rate found in a stored source",
 }
 
 
