@@ -62,7 +62,7 @@ _TOP = {
         "mdl_mean_wait_s", "mdl_wait_cdf", "mdl_wait_quantile_s", "mixed_step", "PoolSplit",
         "prefix_cached_prefill", "PrefixCachedPrefill", "reload_or_recompute",
         "ReloadOrRecompute", "shared_prefix_kv_bytes", "SLOAttainment", "speculative_decode",
-        "SpeculativeResult", "Tier", "tier",
+        "SpeculativeResult", "steady_state", "SteadyState", "Tier", "tier",
     ),
     "economics": (
         "ApiPrice", "blended_price", "cost_per_million_tokens", "deployment_cost",

@@ -21,6 +21,8 @@ Modules
     Goodput under service-level objectives: what disaggregated and colocated pools share.
 ``speculative``
     Speculative decoding: expected accepted tokens, cycle time, speed-up and the best draft length.
+``steady``
+    Steady-state continuous batching: TPOT, TTFT and throughput at a fixed concurrency.
 ``tiers``
     KV-cache memory tiers, and reloading a prefix's KV from one against recomputing it.
 """
@@ -87,6 +89,8 @@ _EXPORTS = {
     "Drafter": ".speculative",
     "speculative_decode": ".speculative",
     "best_speculation_k": ".speculative",
+    "SteadyState": ".steady",
+    "steady_state": ".steady",
     "Tier": ".tiers",
     "load_kv_tiers": ".tiers",
     "read_kv_tiers_file": ".tiers",
@@ -100,6 +104,6 @@ _EXPORTS = {
     "ReloadOrRecompute": ".tiers",
     "reload_or_recompute": ".tiers",
 }
-_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'paged', 'queueing', 'slo', 'speculative', 'tiers',)
+_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'paged', 'queueing', 'slo', 'speculative', 'steady', 'tiers',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -1,0 +1,100 @@
+"""Steady-state continuous batching: hand-checkable limits and properties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenomics as tk
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.serving.steady import steady_state
+
+DEP = tk.Deployment("llama-3.1-8b", "h100-sxm")
+
+
+def test_long_outputs_tend_to_the_decode_step():
+    # O = 1e6: the prefill share per step is B/O x P = 64/1e6 x 2048 = 0.13 tokens, so the
+    # step is the decode step of 64 sequences at the mean context 2048 + 1e6/2.
+    d = DEP.with_(allow_beyond_max_context=True)
+    r = steady_state(d, 64, 2048, 1_000_000)
+    dec = tk.decode(d, 64, 2048 + 500_000, on_oom="mark").time_s
+    assert r.tpot_s == pytest.approx(dec, rel=1e-3)
+
+
+def test_short_outputs_carry_their_prefill_share():
+    # B = 64, O = 128, I = 2048: 64 / 128 = 0.5 arrivals a step, 0.5 x 2048 = 1,024 prompt
+    # tokens a step beside the 64 decodes, so TPOT > decode(64, 2048 + 64).
+    r = steady_state(DEP, 64, 2048, 128)
+    assert r.arrivals_per_step == 0.5
+    assert r.prefill_tokens_per_step == 1024
+    assert r.tpot_s > tk.decode(DEP, 64, 2048 + 64).time_s
+    assert r.decode_only_tpot_s == pytest.approx(tk.decode(DEP, 64, 2048 + 64).time_s)
+
+
+def test_throughput_is_concurrency_over_step_over_devices():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm", tp=2)
+    r = steady_state(d, 48, 1024, 256)
+    assert r.output_tokens_per_s_per_device == 48 / r.tpot_s / 2
+    assert r.tokens_per_s_per_user == 1 / r.tpot_s
+
+
+def test_max_is_the_largest_batch_that_fits():
+    # "max": every sequence holds its prompt and its whole output, 2048 + 128 tokens.
+    r = steady_state(DEP, "max", 2048, 128)
+    assert r.concurrency == tk.max_batch(DEP, 2176)
+    assert bool(r.fits)
+    assert not bool(steady_state(DEP, int(r.concurrency) + 1, 2048, 128).fits)
+
+
+def test_ttft_counts_chunks_of_one_step_each():
+    # chunk = P: the whole prompt in one chunk, TTFT is one step; chunk = P/4: four steps.
+    one = steady_state(DEP, 64, 2048, 128, chunk_tokens=2048)
+    assert one.ttft_s == one.tpot_s
+    assert one.tpot_s == pytest.approx(steady_state(DEP, 64, 2048, 128).tpot_s)
+    four = steady_state(DEP, 64, 2048, 128, chunk_tokens=512)
+    assert four.chunks_per_prompt == 4 == math.ceil(2048 / 512)
+    assert four.ttft_s == 4 * four.tpot_s
+
+
+def test_cached_prefix_lowers_the_prefill_share():
+    # 1,536 of 2,048 prompt tokens cached: 0.5 x 512 = 256 computed prompt tokens a step.
+    r = steady_state(DEP, 64, 2048, 128, cached_tokens=1536)
+    assert r.prefill_tokens_per_step == 256
+    assert r.tpot_s < steady_state(DEP, 64, 2048, 128).tpot_s
+
+
+def test_vectorised_over_concurrency_and_lengths():
+    r = steady_state(DEP, np.array([[8], [64]]), np.array([512, 2048]), 256)
+    assert np.shape(r.tpot_s) == (2, 2)
+    assert len(r.to_frame()) == 4
+    assert r.efficiency == "roofline"
+
+
+@settings(max_examples=25, deadline=None)
+@given(b=st.integers(1, 200), i=st.integers(16, 8000), o=st.integers(2, 2000))
+def test_tpot_non_decreasing_in_concurrency_and_input(b, i, o):
+    base = steady_state(DEP, b, i, o).tpot_s
+    assert steady_state(DEP, b + 1, i, o).tpot_s >= base * (1 - 1e-12)
+    assert steady_state(DEP, b, i + 1, o).tpot_s >= base * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(concurrency=0), dict(concurrency="most"), dict(concurrency=1.5),
+    dict(input_tokens=0), dict(output_tokens=-1), dict(cached_tokens=2048),
+    dict(chunk_tokens=0),
+])
+def test_bad_inputs_raise(kwargs):
+    args = dict(concurrency=64, input_tokens=2048, output_tokens=128) | kwargs
+    extra = {k: args.pop(k) for k in ("cached_tokens", "chunk_tokens") if k in args}
+    with pytest.raises(TokenomicsError):
+        steady_state(DEP, args["concurrency"], args["input_tokens"], args["output_tokens"],
+                     **extra)
+
+
+def test_pipeline_parallel_is_refused():
+    with pytest.raises(TokenomicsError):
+        steady_state(tk.Deployment("llama-3.1-8b", "h100-sxm", pp=2), 8, 512, 128)

@@ -1,0 +1,198 @@
+"""Steady-state continuous batching: TPOT, TTFT and throughput at a fixed concurrency.
+
+Notes
+-----
+A decode-only step understates the time per output token (TPOT) under load: in continuous
+batching every step also carries the prefill of the requests that replace the finished ones
+(:func:`steady_state`).
+
+References
+----------
+.. [1] G.-I. Yu et al., "Orca: A Distributed Serving System for Transformer-Based Generative
+   Models", OSDI 2022 (iteration-level scheduling).
+.. [2] A. Agrawal et al., "Taming Throughput-Latency Tradeoff in LLM Inference with
+   Sarathi-Serve", OSDI 2024, arXiv:2403.02310 (chunked prefill, stall-free batching).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import ROOFLINE
+from tokenomics.physics.memory import max_batch
+from tokenomics.serving.batching import mixed_step_seconds
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """Continuous batching in steady state at a fixed concurrency, broadcast over the inputs.
+
+    Attributes
+    ----------
+    concurrency : array
+        Sequences in flight :math:`B` (the largest that fits for ``concurrency="max"``).
+    input_tokens, output_tokens, cached_tokens : array
+        Mean prompt, mean output and cached prefix per request [token].
+    context_tokens : array
+        Mean KV length of a decoding sequence, :math:`I + O/2` [token].
+    arrivals_per_step : array
+        Requests admitted per step, :math:`B/O` [request].
+    prefill_tokens_per_step : array
+        Prompt tokens computed per step, :math:`(B/O)(I - c)` [token].
+    chunks_per_prompt : array
+        Steps one prompt's prefill is spread over, :math:`\\lceil (I - c)/S \\rceil` (1 when
+        unchunked).
+    tpot_s : array
+        Mean time per output token: the mixed step's time [s].
+    decode_only_tpot_s : array
+        The same step without its prefill share (what a decode-only score gives) [s].
+    ttft_s : array
+        Time to first token in a closed system (no queueing): ``chunks_per_prompt`` steps [s].
+    output_tokens_per_s_per_device : array
+        :math:`B / t / n` [token/s].
+    tokens_per_s_per_user : array
+        :math:`1 / t` [token/s].
+    fits : array of bool
+        Whether :math:`B` sequences of :math:`I + O` tokens fit the replica's memory.
+    efficiency : str
+        ``"roofline"`` when the deployment's efficiency is the bound, else ``"custom"``
+        (the pareto stage's ``efficiency_label`` also names the calibrated preset).
+    """
+
+    concurrency: Any
+    input_tokens: Any
+    output_tokens: Any
+    cached_tokens: Any
+    context_tokens: Any
+    arrivals_per_step: Any
+    prefill_tokens_per_step: Any
+    chunks_per_prompt: Any
+    tpot_s: Any
+    decode_only_tpot_s: Any
+    ttft_s: Any
+    output_tokens_per_s_per_device: Any
+    tokens_per_s_per_user: Any
+    fits: Any
+    efficiency: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy DataFrame, one row per point, unit-suffixed columns."""
+        shape = np.shape(self.tpot_s)
+        return pd.DataFrame({f.name: np.ravel(np.broadcast_to(getattr(self, f.name), shape))
+                             for f in fields(self)})
+
+
+def _lengths(input_tokens: Any, output_tokens: Any, cached_tokens: Any,
+             chunk_tokens: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    """Checked lengths [token]; ``chunk_tokens`` stays None when unchunked."""
+    inp = V.counts(input_tokens, "input_tokens", unit="token")
+    out = V.counts(output_tokens, "output_tokens", unit="token")
+    c = V.counts(cached_tokens, "cached_tokens", minimum=0, unit="token")
+    if np.any(c >= inp):
+        raise TokenomicsError(f"cached_tokens must be below input_tokens (at least one prompt "
+                              f"token is computed), got {V.fmt(np.max(c))} cached")
+    s = None if chunk_tokens is None else V.counts(chunk_tokens, "chunk_tokens", unit="token")
+    return inp, out, c, s
+
+
+def _concurrency(dep: Deployment, concurrency: Any, total: np.ndarray) -> np.ndarray:
+    """Checked concurrency; ``"max"``: the largest that fits at ``total`` tokens each."""
+    if isinstance(concurrency, str):
+        if concurrency != "max":
+            raise TokenomicsError(f"concurrency must be a whole number >= 1 or 'max', "
+                                  f"got {concurrency!r}")
+        B = np.asarray(max_batch(dep, total), float)
+        if np.any(B < 1):
+            raise DoesNotFitError(
+                f"not one sequence of {V.fmt(np.max(total))} tokens fits beside the weights "
+                f"on {dep.hardware.id}; shorten the request or add devices")
+        return B
+    return V.counts(concurrency, "concurrency")
+
+
+def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_tokens: Any, *,
+                 cached_tokens: Any = 0, chunk_tokens: Any = None) -> SteadyState:
+    """TPOT, TTFT and throughput of continuous batching at concurrency ``B`` in steady state.
+
+    Parameters
+    ----------
+    dep : Deployment
+        One replica; ``pp`` must be 1 (a mixed step models a single stage).
+    concurrency : int, array_like or "max"
+        Sequences in flight :math:`B`, >= 1; ``"max"``: the largest that fits at
+        :math:`I + O` tokens each (:func:`tokenomics.max_batch`), the offline / max-load case.
+    input_tokens : int or array_like
+        Mean prompt length :math:`I` [token], >= 1.
+    output_tokens : int or array_like
+        Mean output length :math:`O` [token], >= 1.
+    cached_tokens : int or array_like
+        Prompt prefix found in the prefix cache :math:`c` [token], ``0 <= c < I``.
+    chunk_tokens : int or array_like, optional
+        Largest prefill chunk of one prompt per step :math:`S` [token] (Sarathi-Serve's
+        chunk; the decodes ride beside it, unlike :func:`chunked_prefill`'s step budget).
+        None: a prompt's whole prefill runs in one step.
+
+    Returns
+    -------
+    SteadyState
+        Broadcast over ``concurrency``, ``input_tokens``, ``output_tokens``, ``cached_tokens``
+        and ``chunk_tokens``.
+
+    Notes
+    -----
+    With :math:`B` sequences in flight, each ends after :math:`O` steps on average, so a step
+    admits :math:`a = B/O` requests and carries their :math:`a(I - c)` prompt tokens beside
+    :math:`B` decodes at the mean context :math:`C = I + O/2`. A prompt takes
+    :math:`k = \\lceil (I - c)/S \\rceil` chunks (:math:`k = 1` unchunked); a step then holds
+    :math:`ak` chunks of :math:`(I-c)/k` tokens on the mean cache
+    :math:`c + (I - c)(k - 1)/(2k)`, and its time is
+
+    .. math:: t = t_\\mathrm{mixed}(B, C;\\ ak \\times (I - c)/k), \\qquad
+              \\mathrm{TPOT} = t, \\quad \\mathrm{TTFT} = k\\,t, \\quad
+              \\frac{\\mathrm{tok}}{\\mathrm{s \\cdot device}} = \\frac{B}{t\\,n}.
+
+    The system is closed (a new request enters as one ends): TTFT holds no queueing wait.
+    As :math:`O \\to \\infty` the prefill share vanishes and TPOT tends to the decode step.
+
+    References
+    ----------
+    .. [1] G.-I. Yu et al., Orca, OSDI 2022.
+    .. [2] A. Agrawal et al., Sarathi-Serve, OSDI 2024, arXiv:2403.02310.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    >>> r = steady_state(d, 64, 2048, 128)
+    >>> bool(r.tpot_s > r.decode_only_tpot_s)   # 64/128 x 2048 = 1,024 prompt tokens a step
+    True
+    """
+    if dep.pp != 1:
+        raise TokenomicsError("steady_state models a single pipeline stage; use pp=1")
+    inp, out, c, s = _lengths(input_tokens, output_tokens, cached_tokens, chunk_tokens)
+    V.context_within(dep.model, inp + out, dep.allow_beyond_max_context)
+    B = _concurrency(dep, concurrency, inp + out)
+    new = inp - c
+    k = np.ones_like(new) if s is None else np.ceil(new / s)
+    B, inp, out, c, new, k = np.broadcast_arrays(B, inp, out, c, new, k)
+    ctx = inp + out / 2.0
+    a = B / out
+    t = np.asarray(mixed_step_seconds(dep, B, ctx, new / k, c + new * (k - 1) / (2 * k),
+                                      a * k), float)
+    t0 = np.asarray(mixed_step_seconds(dep, B, ctx, 1.0, 0.0, 0.0), float)
+    fits = B <= np.asarray(max_batch(dep, inp + out), float)
+    S = V.scalar_or_array
+    return SteadyState(
+        concurrency=S(B), input_tokens=S(inp), output_tokens=S(out), cached_tokens=S(c),
+        context_tokens=S(ctx), arrivals_per_step=S(a), prefill_tokens_per_step=S(a * new),
+        chunks_per_prompt=S(k), tpot_s=S(t), decode_only_tpot_s=S(t0), ttft_s=S(k * t),
+        output_tokens_per_s_per_device=S(B / t / dep.n_devices),
+        tokens_per_s_per_user=S(1.0 / t), fits=S(fits),
+        efficiency="roofline" if dep.efficiency == ROOFLINE else "custom")
