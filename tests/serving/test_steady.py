@@ -98,3 +98,8 @@ def test_bad_inputs_raise(kwargs):
 def test_pipeline_parallel_is_refused():
     with pytest.raises(TokenomicsError):
         steady_state(tk.Deployment("llama-3.1-8b", "h100-sxm", pp=2), 8, 512, 128)
+
+
+def test_fits_is_a_bool_at_one_point_and_a_mask_over_many():
+    assert steady_state(DEP, 64, 2048, 128).fits is True
+    assert steady_state(DEP, [1, 10**6], 2048, 128).fits.tolist() == [True, False]

@@ -194,5 +194,5 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
         context_tokens=S(ctx), arrivals_per_step=S(a), prefill_tokens_per_step=S(a * new),
         chunks_per_prompt=S(k), tpot_s=S(t), decode_only_tpot_s=S(t0), ttft_s=S(k * t),
         output_tokens_per_s_per_device=S(B / t / dep.n_devices),
-        tokens_per_s_per_user=S(1.0 / t), fits=S(fits),
+        tokens_per_s_per_user=S(1.0 / t), fits=bool(fits) if np.ndim(fits) == 0 else fits,
         efficiency="roofline" if dep.efficiency == ROOFLINE else "custom")
