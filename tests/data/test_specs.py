@@ -202,3 +202,18 @@ def test_efficiency_overheads_take_quantities():
     assert e.mfu == 0.5
     with pytest.raises(tk.UnitError, match=r"step_overhead_s has unit"):
         Efficiency(step_overhead_s=tk.Q_(1, "GB"))
+
+
+def test_latest_rental_picks_the_latest_of_a_tier_within_a_date():
+    # Two dated prices of one tier and one of another, written by hand.
+    hw = tk.hardware("h100-sxm").with_(prices=(
+        tk.Price(usd=2.0, per_hour=True, tier="neocloud-on-demand", date="2025-01", source="s1"),
+        tk.Price(usd=3.0, per_hour=True, tier="neocloud-on-demand", date="2026-03-17", source="s2"),
+        tk.Price(usd=9.0, per_hour=True, tier="hyperscaler-on-demand", date="2026-06", source="s3")))
+    from tokenomics.data.specs import latest_rental, rentals_listed
+
+    assert latest_rental(hw, "neocloud-on-demand").usd == 3.0
+    assert latest_rental(hw, "neocloud-on-demand", on_or_before="2026-03").usd == 2.0
+    assert latest_rental(hw).usd == 9.0                      # any tier: the latest date
+    assert latest_rental(hw, "neocloud-spot") is None
+    assert "hyperscaler-on-demand 2026-06" in rentals_listed(hw)

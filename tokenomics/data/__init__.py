@@ -52,6 +52,8 @@ _EXPORTS = {
     "Price": ".specs",
     "Hardware": ".specs",
     "rental_price": ".specs",
+    "latest_rental": ".specs",
+    "rentals_listed": ".specs",
     "Attention": ".specs",
     "LinearAttention": ".specs",
     "MoE": ".specs",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
-from tokenomics.data.specs import PRICE_TIERS, Hardware
+from tokenomics.data.specs import PRICE_TIERS, Hardware, latest_rental, rentals_listed
 
 #: Tiers that price a device-hour; ``purchase`` is a one-off price [USD].
 RENTAL_TIERS = tuple(t for t in PRICE_TIERS if t != "purchase")
@@ -149,16 +149,13 @@ def price_on_basis(hw: Hardware, price_basis: Any = None) -> BasisPrice:
     ('neocloud-on-demand', '2026-03-17')
     """
     basis = as_price_basis(price_basis)
-    cut = basis.on_or_before
     for tier in basis.tiers:
-        found = [p for p in hw.prices if p.per_hour and p.tier == tier
-                 and (cut is None or p.date <= cut)]
-        if found:
-            p = sorted(found, key=lambda q: q.date)[-1]
+        p = latest_rental(hw, tier, basis.on_or_before)
+        if p is not None:
             return BasisPrice(p.usd, p.tier, p.date, p.source, p.note)
-    have = ", ".join(f"{p.tier} {p.date}" for p in hw.prices if p.per_hour) or "none"
     raise NotPublishedError(f"{hw.id}: no rental price on the basis '{basis.label}' (rental "
-                            f"prices it has: {have}); pass a price, or another price_basis")
+                            f"prices it has: {rentals_listed(hw)}); pass a price, or another "
+                            "price_basis")
 
 
 def warn_if_mixed_tiers(priced: Mapping[str, BasisPrice | None]) -> None:
