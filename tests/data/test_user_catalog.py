@@ -32,34 +32,21 @@ kind = "team-figure"
 '''
 
 
-def make_user_catalog(root: Path, hw_dir: str = "hardware", model_dir: str = "models") -> Path:
-    """A user folder: 'my-chip' (the bundled H100 SXM figures, sourced from the bundled
-    bibliography, plus a negotiated price of its own source) and 'my-model' (Llama 3.1 8B's
-    config under a new id)."""
-    (root / hw_dir).mkdir(parents=True)
-    (root / model_dir).mkdir(parents=True)
-    hw = (catalog_dir("hardware_catalog") / "h100-sxm.toml").read_text()
-    hw = hw.replace('id = "h100-sxm"', 'id = "my-chip"').replace(
-        'aliases = ["h100", "h100-sxm5"]', 'aliases = ["my-accelerator"]')
-    (root / hw_dir / "my-chip.toml").write_text(hw + CONTRACT)
-    (root / hw_dir / "sources.toml").write_text(BIB)
-    m = (catalog_dir("model_catalog") / "llama-3.1-8b.toml").read_text()
-    m = re.sub(r"aliases = \[.*?\]\n", "aliases = []\n", m, flags=re.S)
-    (root / model_dir / "my-model.toml").write_text(m.replace('id = "llama-3.1-8b"',
-                                                              'id = "my-model"'))
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _clean_search_path(monkeypatch):
-    monkeypatch.delenv(CATALOG_ENV, raising=False)
-    previous = use_catalog()
-    yield
-    use_catalog(*previous)
+pytestmark = pytest.mark.usefixtures("clean_search_path")
 
 
 @pytest.fixture()
-def user_dir(tmp_path):
+def make_user_catalog(write_user_catalog):
+    """'my-chip' (the bundled H100 SXM figures, sourced from the bundled bibliography, plus a
+    negotiated price of its own source) and 'my-model' (Llama 3.1 8B's config under a new id)."""
+    def make(root: Path, hw_dir: str = "hardware", model_dir: str = "models") -> Path:
+        return write_user_catalog(root, hw_dir, model_dir, aliases='["my-accelerator"]',
+                                  hw_extra=CONTRACT, bib=BIB)
+    return make
+
+
+@pytest.fixture()
+def user_dir(tmp_path, make_user_catalog):
     return make_user_catalog(tmp_path / "mine")
 
 
@@ -88,7 +75,8 @@ def test_load_catalog_catalog_path_argument(user_dir):
     assert "my-chip" not in load_catalog(catalog_path=()).hardware
 
 
-def test_environment_variable_and_cache_follow_the_path(user_dir, tmp_path, monkeypatch):
+def test_environment_variable_and_cache_follow_the_path(user_dir, tmp_path, monkeypatch,
+                                                         make_user_catalog):
     other = make_user_catalog(tmp_path / "other", "hardware_catalog", "model_catalog")
     for p in (other / "hardware_catalog").glob("my-chip.toml"):
         p.rename(p.with_name("other-chip.toml"))

@@ -3,7 +3,6 @@ pass; a deliberately implausible entry fails, naming the law and the entry."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,24 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.catalog import catalog_dir, default_catalog
-from tokenomics.data.user_catalog import CATALOG_ENV, use_catalog
+from tokenomics.data.catalog import default_catalog
 from tokenomics.surfaces.spec import LAWS, Context, check_catalog, main
-
-
-def _user_folder(root: Path) -> Path:
-    """'my-chip' (the bundled H100 SXM figures) and 'my-model' (Llama 3.1 8B's config)."""
-    (root / "hardware").mkdir(parents=True)
-    (root / "models").mkdir(parents=True)
-    hw = (catalog_dir("hardware_catalog") / "h100-sxm.toml").read_text()
-    (root / "hardware" / "my-chip.toml").write_text(
-        hw.replace('id = "h100-sxm"', 'id = "my-chip"').replace(
-            'aliases = ["h100", "h100-sxm5"]', "aliases = []"))
-    m = (catalog_dir("model_catalog") / "llama-3.1-8b.toml").read_text()
-    m = re.sub(r"aliases = \[.*?\]\n", "aliases = []\n", m, flags=re.S)
-    (root / "models" / "my-model.toml").write_text(m.replace('id = "llama-3.1-8b"',
-                                                             'id = "my-model"'))
-    return root
 
 
 def _bad_chip(root: Path, old: str, new: str) -> Path:
@@ -40,17 +23,13 @@ def _bad_chip(root: Path, old: str, new: str) -> Path:
     return p
 
 
-@pytest.fixture(autouse=True)
-def _clean_search_path(monkeypatch):
-    monkeypatch.delenv(CATALOG_ENV, raising=False)
-    previous = use_catalog()
-    yield
-    use_catalog(*previous)
+pytestmark = pytest.mark.usefixtures("clean_search_path")
 
 
 @pytest.fixture()
-def folder(tmp_path):
-    return _user_folder(tmp_path / "mine")
+def folder(tmp_path, write_user_catalog):
+    """'my-chip' (the bundled H100 SXM figures) and 'my-model' (Llama 3.1 8B's config)."""
+    return write_user_catalog(tmp_path / "mine")
 
 
 def test_valid_user_entries_pass(folder, capsys):
