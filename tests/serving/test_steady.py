@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import tokenomics as tk
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.serving.batching import mixed_step_seconds
 from tokenomics.serving.steady import steady_state
 
 DEP = tk.Deployment("llama-3.1-8b", "h100-sxm")
@@ -27,12 +28,15 @@ def test_long_outputs_tend_to_the_decode_step():
 
 def test_short_outputs_carry_their_prefill_share():
     # B = 64, O = 128, I = 2048: 64 / 128 = 0.5 arrivals a step, 0.5 x 2048 = 1,024 prompt
-    # tokens a step beside the 64 decodes, so TPOT > decode(64, 2048 + 64).
+    # tokens a step beside the 64 - 0.5 = 63.5 decodes (the admitted half-request's first
+    # token comes from its prefill), so TPOT > decode(63.5, 2048 + 64).
     r = steady_state(DEP, 64, 2048, 128)
     assert r.arrivals_per_step == 0.5
     assert r.prefill_tokens_per_step == 1024
-    assert r.tpot_s > tk.decode(DEP, 64, 2048 + 64).time_s
-    assert r.decode_only_tpot_s == pytest.approx(tk.decode(DEP, 64, 2048 + 64).time_s)
+    alone = float(mixed_step_seconds(DEP, 63.5, 2048 + 64, 1.0, 0.0, 0.0))
+    assert alone < tk.decode(DEP, 64, 2048 + 64).time_s
+    assert r.tpot_s > alone
+    assert r.decode_only_tpot_s == pytest.approx(alone)
 
 
 def test_throughput_is_concurrency_over_step_over_devices():
@@ -51,13 +55,19 @@ def test_max_is_the_largest_batch_that_fits():
 
 
 def test_ttft_counts_chunks_of_one_step_each():
-    # chunk = P: the whole prompt in one chunk, TTFT is one step; chunk = P/4: four steps.
+    # chunk = P: the whole prompt in one chunk. Only a = 64/128 = 0.5 chunks ride in the
+    # average step, but the step that carries this prompt carries all 2,048 of its tokens:
+    # TTFT is one step of 63.5 decodes beside one whole prefill, longer than the mean step.
     one = steady_state(DEP, 64, 2048, 128, chunk_tokens=2048)
-    assert one.ttft_s == one.tpot_s
+    own = float(mixed_step_seconds(DEP, 63.5, 2048 + 64, 2048.0, 0.0, 1.0))
+    assert one.ttft_s == pytest.approx(own)
+    assert one.ttft_s > one.tpot_s
     assert one.tpot_s == pytest.approx(steady_state(DEP, 64, 2048, 128).tpot_s)
+    # chunk = P/4: a k = 0.5 x 4 = 2 chunks in every step, so each of the four steps that
+    # carry this prompt is an average step.
     four = steady_state(DEP, 64, 2048, 128, chunk_tokens=512)
     assert four.chunks_per_prompt == 4 == math.ceil(2048 / 512)
-    assert four.ttft_s == 4 * four.tpot_s
+    assert four.ttft_s == pytest.approx(4 * four.tpot_s)
 
 
 def test_cached_prefix_lowers_the_prefill_share():
@@ -103,3 +113,42 @@ def test_pipeline_parallel_is_refused():
 def test_fits_is_a_bool_at_one_point_and_a_mask_over_many():
     assert steady_state(DEP, 64, 2048, 128).fits is True
     assert steady_state(DEP, [1, 10**6], 2048, 128).fits.tolist() == [True, False]
+
+
+# --------------------------------------------------------------------------------------------
+# The properties issue 12 states for steady_state
+# --------------------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(b=st.integers(1, 256), i=st.integers(1, 8000), o=st.integers(1, 4000))
+def test_tpot_is_at_least_the_decode_only_step(b, i, o):
+    r = steady_state(DEP, b, i, o)
+    assert r.tpot_s >= r.decode_only_tpot_s
+
+
+@settings(max_examples=30, deadline=None)
+@given(i=st.integers(16, 4000), o=st.integers(2, 2000))
+def test_tpot_and_throughput_rise_with_concurrency_up_to_the_memory_limit(i, o):
+    top = int(tk.max_batch(DEP, i + o))
+    b = np.unique(np.linspace(1, max(top, 1), 24).astype(int))
+    r = steady_state(DEP, b, i, o)
+    assert bool(np.all(r.fits))
+    assert bool(np.all(np.diff(r.tpot_s) >= -1e-15))
+    assert bool(np.all(np.diff(r.output_tokens_per_s_per_device) >= -1e-9))
+
+
+@settings(max_examples=40, deadline=None)
+@given(b=st.integers(1, 512), i=st.integers(1, 8000), o=st.integers(1, 4000),
+       chunk=st.one_of(st.none(), st.integers(64, 4096)))
+def test_littles_law(b, i, o, chunk):
+    # concurrency = request rate x time a request spends in the engine
+    r = steady_state(DEP, b, i, o, chunk_tokens=chunk)
+    assert r.requests_per_s * r.request_latency_s == pytest.approx(b, rel=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(i=st.integers(1, 16000))
+def test_one_request_of_one_output_token_is_a_prefill(i):
+    r = steady_state(DEP, 1, i, 1)
+    p = tk.prefill(DEP, i).time_s
+    assert r.tpot_s == pytest.approx(p, rel=1e-12)
+    assert r.ttft_s == pytest.approx(p, rel=1e-12)

@@ -554,7 +554,7 @@ class Model:
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Efficiency:
-    """Achieved fractions of peak and fixed overheads.
+    r"""Achieved fractions of peak and fixed overheads.
 
     With every factor at its default (1, 1, 0, 0) results are the pure roofline bound.
 
@@ -572,6 +572,21 @@ class Efficiency:
         Achieved fraction of scale-up and scale-out link bandwidth in collectives, (0, 1].
     collective_overhead_s : float
         Fixed software time per collective call on top of the links' latency floors [s].
+    overlap : float
+        Fraction of the shorter of an operator's compute and memory times hidden behind the
+        longer, [0, 1]: the operator takes :math:`\max(t_c, t_m) + (1 - o)\min(t_c, t_m)`.
+        1 (default) is the roofline's perfect overlap; 0 runs the two in series.
+    expert_half_tokens : float
+        Tokens per routed expert at which a grouped expert GEMM reaches half of ``mfu``
+        [token], >= 0: at :math:`m` tokens per expert it runs at
+        :math:`\mathrm{mfu}\, m / (m + m_{1/2})`. 0 (default): full ``mfu`` at any size.
+    attention_mfu_scale : float
+        Attention kernels' (scores and weighted values) fraction of peak relative to ``mfu``,
+        > 0; ``mfu x attention_mfu_scale`` must not exceed 1. Default 1.
+    request_overhead_s : float
+        Fixed time a request spends outside the forward steps before its first token
+        (HTTP, tokenisation, scheduling) [s], added to TTFT by
+        :func:`tokenomics.serving.steady.steady_state`. Default 0.
     """
 
     mfu: float = 1.0
@@ -580,18 +595,33 @@ class Efficiency:
     layer_overhead_s: float = 0.0
     link_efficiency: float = 1.0
     collective_overhead_s: float = 0.0
+    overlap: float = 1.0
+    expert_half_tokens: float = 0.0
+    attention_mfu_scale: float = 1.0
+    request_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
         coerce_fields(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
-                       "collective_overhead_s": "s"})
+                       "collective_overhead_s": "s", "request_overhead_s": "s"})
         for name in ("mfu", "mbu", "link_efficiency"):
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
                 raise TokenomicsError(f"efficiency {name} must be in (0, 1], got {v!r}")
-        for name in ("step_overhead_s", "layer_overhead_s", "collective_overhead_s"):
+        if not (0.0 <= self.overlap <= 1.0):
+            raise TokenomicsError(f"efficiency overlap must be in [0, 1] (1: the roofline's "
+                                  f"perfect overlap), got {self.overlap!r}")
+        if not (0.0 < self.attention_mfu_scale and self.mfu * self.attention_mfu_scale <= 1.0):
+            raise TokenomicsError(
+                f"efficiency attention_mfu_scale must be > 0 with mfu x attention_mfu_scale "
+                f"<= 1, got {self.attention_mfu_scale!r} at mfu {self.mfu!r}")
+        for name in ("step_overhead_s", "layer_overhead_s", "collective_overhead_s",
+                     "request_overhead_s"):
             v = getattr(self, name)
             if not (v >= 0.0 and math.isfinite(v)):
                 raise TokenomicsError(f"efficiency {name} must be >= 0 seconds, got {v!r}")
+        if not (self.expert_half_tokens >= 0.0 and math.isfinite(self.expert_half_tokens)):
+            raise TokenomicsError(f"efficiency expert_half_tokens must be >= 0 tokens, got "
+                                  f"{self.expert_half_tokens!r}")
 
 
 #: The pure roofline bound: every efficiency at 1, no overhead.

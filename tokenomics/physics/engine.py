@@ -13,11 +13,15 @@ sharded over ``tp`` devices, with :math:`P` the dense peak of the compute format
 :math:`\\beta` the memory bandwidth times MBU:
 
 .. math::
-   t = \\sum_{o} \\max\\!\\left(\\frac{F_o}{tp\\,P}, \\frac{Q_o}{tp\\,\\beta}\\right)
+   t = \\sum_{o} \\left[\\max(t_{c,o}, t_{m,o}) + (1 - v)\\min(t_{c,o}, t_{m,o})\\right]
        + \\max(0,\\; t_\\mathrm{comm} - \\min(\\omega\\, t_\\mathrm{comm}, t_\\mathrm{roof}))
        + t_\\mathrm{step} + L\\,t_\\mathrm{layer}
 
-with :math:`t_\\mathrm{comm}` the step's collectives (:func:`tokenomics.physics.collectives.step_comm`),
+where :math:`t_{c,o} = F_o / (tp\\,P\\,s_o)` and :math:`t_{m,o} = Q_o / (tp\\,\\beta)`,
+:math:`s_o` the operator's fraction of MFU (:func:`compute_scale`: attention kernels and
+small grouped expert GEMMs run below the GEMMs' fraction) and :math:`v` the efficiency's
+``overlap`` (1 at the roofline: the sum of per-operator maxima), with
+:math:`t_\\mathrm{comm}` the step's collectives (:func:`tokenomics.physics.collectives.step_comm`),
 :math:`\\omega` the deployment's ``comm_overlap`` (at most the roofline time can hide it) and
 the efficiency model's step and per-layer overheads. The single maximum over totals,
 :math:`\\max(\\sum F / P, \\sum Q / \\beta)`, is the perfect-overlap lower bound.
@@ -37,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core import checks as V
+from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import step_comm
@@ -205,9 +210,11 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     flops: Any = 0.0
     bytes_: Any = 0.0
     for op in costs:
-        tc = op.flops / (n * peak)
+        tc = op.flops / (n * peak * compute_scale(dep, op))
         tm = op.bytes / (n * bw)
         t = np.fmax(tc, tm)      # = max(tc, tm); tm alone where tc is NaN (no peak)
+        if eff.overlap < 1.0:    # the unhidden part of the shorter term (none without a peak)
+            t = t + (1.0 - eff.overlap) * np.where(np.isnan(tc), 0.0, np.minimum(tc, tm))
         per_op[op.name] = (tc, tm, t)
         total_c = total_c + tc
         total_m = total_m + tm
@@ -218,6 +225,41 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     return OperatorTimes(per_op=per_op, compute_s=total_c, memory_s=total_m, roofline_s=roof,
                          lower_bound_s=np.fmax(total_c, total_m), flops=flops, bytes=bytes_,
                          bound=np.where(t_compute_bound > 0.5 * roof, "compute", "memory"))
+
+
+def compute_scale(dep: Deployment, op: OpCost) -> Any:
+    r"""Fraction of ``mfu`` an operator's FLOPs run at under the deployment's efficiency.
+
+    Parameters
+    ----------
+    dep : Deployment
+        Its :class:`~tokenomics.data.specs.Efficiency` supplies ``attention_mfu_scale`` and
+        ``expert_half_tokens``; its ``expert_dtype`` the routed experts' bytes per weight.
+    op : OpCost
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``attention_mfu_scale`` for ``attn_core``; :math:`m / (m + m_{1/2})` for
+        ``moe_experts``, with :math:`m = F\,b / (2 Q_w)` the tokens per distinct expert the
+        step touches (:math:`F` its FLOPs, :math:`Q_w` its weight bytes, :math:`b` bytes per
+        expert weight); 1 for every other operator. At the roofline (default) every value
+        is 1.
+
+    Notes
+    -----
+    A grouped GEMM with few rows per expert runs its tiles mostly empty; the saturating form
+    is the simplest with one parameter, the tokens at half efficiency.
+    """
+    eff = dep.efficiency
+    if op.name == "attn_core":
+        return eff.attention_mfu_scale
+    if op.name == "moe_experts" and eff.expert_half_tokens > 0.0:
+        w = np.asarray(op.weight_bytes, float)
+        m = np.asarray(op.flops, float) * bytes_per_element(dep.expert_dtype) / (
+            2.0 * np.where(w > 0, w, 1.0))
+        return np.where(w > 0, m / (m + eff.expert_half_tokens), 1.0)
+    return 1.0
 
 
 def exposed_comm_s(dep: Deployment, roofline_s: Any, batch: Any, new_tokens: Any,

@@ -43,7 +43,7 @@ class SteadyState:
     context_tokens : array
         Mean KV length of a decoding sequence, :math:`I + O/2` [token].
     arrivals_per_step : array
-        Requests admitted per step, :math:`B/O` [request].
+        Requests admitted per step, :math:`a = B/O` [request].
     prefill_tokens_per_step : array
         Prompt tokens computed per step, :math:`(B/O)(I - c)` [token].
     chunks_per_prompt : array
@@ -52,13 +52,20 @@ class SteadyState:
     tpot_s : array
         Mean time per output token: the mixed step's time [s].
     decode_only_tpot_s : array
-        The same step without its prefill share (what a decode-only score gives) [s].
+        The same step without its prefill share: the :math:`B - a` decodes alone (what a
+        decode-only score gives) [s].
     ttft_s : array
-        Time to first token in a closed system (no queueing): ``chunks_per_prompt`` steps [s].
+        Time to first token in a closed system (no queueing): ``chunks_per_prompt`` steps
+        plus the efficiency's ``request_overhead_s`` (0 at the roofline) [s].
     output_tokens_per_s_per_device : array
         :math:`B / t / n` [token/s].
     tokens_per_s_per_user : array
         :math:`1 / t` [token/s].
+    requests_per_s : array
+        Requests completed per second by the replica, :math:`a / t` [request/s].
+    request_latency_s : array
+        Time a request spends in the engine, :math:`O t` [s] (Little's law:
+        ``concurrency = requests_per_s x request_latency_s``).
     fits : array of bool
         Whether :math:`B` sequences of :math:`I + O` tokens fit the replica's memory.
     efficiency : str
@@ -79,6 +86,8 @@ class SteadyState:
     ttft_s: Any
     output_tokens_per_s_per_device: Any
     tokens_per_s_per_user: Any
+    requests_per_s: Any
+    request_latency_s: Any
     fits: Any
     efficiency: str
 
@@ -147,18 +156,27 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
 
     Notes
     -----
-    With :math:`B` sequences in flight, each ends after :math:`O` steps on average, so a step
-    admits :math:`a = B/O` requests and carries their :math:`a(I - c)` prompt tokens beside
-    :math:`B` decodes at the mean context :math:`C = I + O/2`. A prompt takes
+    With :math:`B` sequences in flight, each emitting one token a step and ending after
+    :math:`O` tokens, a step admits :math:`a = B/O` requests, whose first token comes from
+    their prefill: it carries :math:`a(I - c)` prompt tokens beside :math:`B - a` decodes at
+    the mean context :math:`C = I + O/2`. A prompt takes
     :math:`k = \\lceil (I - c)/S \\rceil` chunks (:math:`k = 1` unchunked); a step then holds
     :math:`ak` chunks of :math:`(I-c)/k` tokens on the mean cache
     :math:`c + (I - c)(k - 1)/(2k)`, and its time is
 
-    .. math:: t = t_\\mathrm{mixed}(B, C;\\ ak \\times (I - c)/k), \\qquad
-              \\mathrm{TPOT} = t, \\quad \\mathrm{TTFT} = k\\,t, \\quad
+    .. math:: t = t_\\mathrm{mixed}(B - a, C;\\ ak \\times (I - c)/k), \\qquad
+              \\mathrm{TPOT} = t, \\quad
               \\frac{\\mathrm{tok}}{\\mathrm{s \\cdot device}} = \\frac{B}{t\\,n}.
 
-    The system is closed (a new request enters as one ends): TTFT holds no queueing wait.
+    A step that carries a request's own chunk carries at least that one chunk, so
+    :math:`\\mathrm{TTFT} = k\\, t_\\mathrm{mixed}(B - a, C;\\ \\max(ak, 1) \\times (I-c)/k)
+    + t_\\mathrm{req}` (at light load, :math:`a < 1`, above :math:`k t`). Requests finish
+    at :math:`\\lambda = a / t` per second and live :math:`W = O t` in the engine, so
+    :math:`B = \\lambda W` (Little's law). At :math:`B = O = 1` the step is the prompt's
+    prefill alone.
+
+    The system is closed (a new request enters as one ends): TTFT holds no queueing wait;
+    :math:`t_\\mathrm{req}` is the efficiency's ``request_overhead_s``.
     As :math:`O \\to \\infty` the prefill share vanishes and TPOT tends to the decode step.
 
     References
@@ -184,15 +202,20 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     B, inp, out, c, new, k = np.broadcast_arrays(B, inp, out, c, new, k)
     ctx = inp + out / 2.0
     a = B / out
-    t = np.asarray(mixed_step_seconds(dep, B, ctx, new / k, c + new * (k - 1) / (2 * k),
-                                      a * k), float)
-    t0 = np.asarray(mixed_step_seconds(dep, B, ctx, 1.0, 0.0, 0.0), float)
+    dec = B - a                     # the a sequences admitted this step emit from prefill
+    chunk, chunk_c = new / k, c + new * (k - 1) / (2 * k)
+    t = np.asarray(mixed_step_seconds(dep, dec, ctx, chunk, chunk_c, a * k), float)
+    t_own = np.asarray(mixed_step_seconds(dep, dec, ctx, chunk, chunk_c,
+                                          np.maximum(a * k, 1.0)), float)
+    t0 = np.asarray(mixed_step_seconds(dep, dec, ctx, 1.0, 0.0, 0.0), float)
     fits = B <= np.asarray(max_batch(dep, inp + out), float)
     S = V.scalar_or_array
     return SteadyState(
         concurrency=S(B), input_tokens=S(inp), output_tokens=S(out), cached_tokens=S(c),
         context_tokens=S(ctx), arrivals_per_step=S(a), prefill_tokens_per_step=S(a * new),
-        chunks_per_prompt=S(k), tpot_s=S(t), decode_only_tpot_s=S(t0), ttft_s=S(k * t),
+        chunks_per_prompt=S(k), tpot_s=S(t), decode_only_tpot_s=S(t0),
+        ttft_s=S(k * t_own + dep.efficiency.request_overhead_s),
         output_tokens_per_s_per_device=S(B / t / dep.n_devices),
+        requests_per_s=S(a / t), request_latency_s=S(out * t),
         tokens_per_s_per_user=S(1.0 / t), fits=bool(fits) if np.ndim(fits) == 0 else fits,
         efficiency="roofline" if dep.efficiency == ROOFLINE else "custom")
