@@ -51,6 +51,7 @@ _EXPORTS = {
     "exposed_comm_s": ".engine",
     "overhead_s": ".engine",
     "step_seconds": ".engine",
+    "compute_scale": ".engine",
     "step_result": ".engine",
     "attention_pair_flops": ".formulas",
     "mla_absorbed_pair_flops": ".formulas",
