@@ -1,16 +1,24 @@
-"""Calibration: efficiencies fitted to the published measurements, cross-validated."""
+"""Calibration: the efficiency model fitted to the corpus, cross-validated by group.
+
+The figures asserted here are the issue's targets and physical limits, not copies of the
+fit's output: a fitted fraction of peak lies in (0, 1], a forecast never beats the bound,
+held-out error beats the pure roofline's, and refitting reproduces what is committed.
+"""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenomics as tk
+from tokenomics.calibration.corpus import GROUPINGS
 from tokenomics.calibration.fitting import (
     PARAMS,
     calibration_report,
     calibration_rows,
+    calibration_summary,
     committed,
     efficiency_presets,
     excluded_rows,
@@ -28,30 +36,61 @@ def test_refit_reproduces_the_committed_parameters():
     theta = fit()
     cal = committed()
     for name, v in zip(PARAMS, theta, strict=True):
-        assert v == pytest.approx(getattr(cal.efficiency, name), rel=1e-6, abs=1e-12)
-    assert set(cal.inputs) == {m.id for m in calibration_rows()}
+        assert v == pytest.approx(getattr(cal.efficiency, name), rel=1e-5, abs=1e-9)
+    assert set(cal.inputs) == {r.id for r in calibration_rows()}
+    assert len(cal.inputs) == 220
 
 
-def test_cross_validated_error_beats_the_roofline(report, capsys):
-    med_cv = report.cv_relative_error.median()
-    med_bound = report.bound_relative_error.median()
+def test_fitted_parameters_are_physical():
+    e = committed().efficiency
+    assert 0.3 < e.mbu <= 1 and 0.3 < e.mfu <= 1          # fractions of a datasheet peak
+    assert 0 <= e.overlap <= 1
+    assert e.mfu * e.attention_mfu_scale <= 1
+    assert 0 < e.link_efficiency <= 1
+    assert 0 <= e.step_overhead_s < 0.01                   # under 10 ms per step
+    assert 0 <= e.request_overhead_s < 0.05
+
+
+def test_held_out_error_beats_the_roofline_in_every_grouping(report, capsys):
+    s = calibration_summary(report).set_index("slice")
     with capsys.disabled():
-        print(f"\nleave-one-out median |error| {med_cv:.1%} (worst "
-              f"{report.cv_relative_error.max():.1%}); roofline {med_bound:.1%}")
-    assert med_cv <= 0.10           # the issue's target
-    assert med_cv < med_bound       # strictly better than the pure roofline
+        print("\n" + s[["rows", "in_sample", *[f"cv_{g}" for g in GROUPINGS],
+                        "roofline"]].round(3).to_string())
+    for g in GROUPINGS:
+        assert s.loc["all", f"cv_{g}"] < s.loc["all", "roofline"] / 2
+        assert s.loc["moe", f"cv_{g}"] < s.loc["moe", "roofline"]
+        assert s.loc["tpot_under_load", f"cv_{g}"] < s.loc["tpot_under_load", "roofline"]
+    # in-sample error is at most the held-out error: the folds are honest
+    assert s.loc["all", "in_sample"] <= min(s.loc["all", f"cv_{g}"] for g in GROUPINGS)
+
+
+def test_committed_cv_figures_match_a_fresh_cross_validation(report):
+    cv = committed().cv
+    for g in GROUPINGS:
+        assert float(report[f"cv_{g}_error"].median()) == pytest.approx(
+            cv[f"{g}_median_error"], rel=1e-4)
+
+
+def test_interval_coverage_is_cross_validated_and_near_80_percent():
+    cv = committed().cv
+    for g in GROUPINGS:
+        assert 0.6 <= cv[f"{g}_interval_coverage"] <= 0.95
 
 
 def test_forecast_within_bound_and_intervals_contain_it(report):
-    assert (report.forecast <= report.bound * (1 + 1e-12)).all()
-    assert (report.forecast_low <= report.forecast).all()
-    assert (report.forecast <= report.forecast_high).all()
-    assert (report.forecast_high <= report.bound * (1 + 1e-12)).all()
+    speed = report.metric.str.contains("tok_s")
+    s, b = report.forecast[speed], report.bound[speed]
+    assert (s <= b * (1 + 1e-12)).all()
+    t, tb = report.forecast[~speed], report.bound[~speed]
+    assert (t >= tb * (1 - 1e-12)).all()
+    assert (report.forecast_low <= report.forecast * (1 + 1e-12)).all()
+    assert (report.forecast <= report.forecast_high * (1 + 1e-12)).all()
 
 
 def test_excluded_rows_say_why():
     ex = excluded_rows()
-    assert list(ex.id) == ["B24"] and "input length" in ex.reason.iloc[0]
+    assert {"deepseek-day6-prefill", "deepseek-day6-decode"} <= set(ex.id)
+    assert ex.reason.str.len().min() > 20
 
 
 def test_presets():
@@ -61,8 +100,9 @@ def test_presets():
     assert 0 < cal.mfu < 1 and 0 < cal.mbu < 1 and cal.step_overhead_s >= 0
 
 
+@settings(max_examples=40, deadline=None)
 @given(b=st.integers(1, 256), c=st.integers(64, 16_384),
-       model=st.sampled_from(["llama-3.1-8b", "qwen3-32b", "gemma-3-27b"]))
+       model=st.sampled_from(["llama-3.1-8b", "qwen3-32b", "gemma-3-27b", "mixtral-8x7b"]))
 def test_forecast_never_faster_than_the_bound(b, c, model):
     d = tk.Deployment(model, "h200", tp=2)
     cal = efficiency_presets()["calibrated"]
@@ -74,12 +114,43 @@ def test_forecast_never_faster_than_the_bound(b, c, model):
                                                        fc.tokens_per_s_per_user)
 
 
+@settings(max_examples=30, deadline=None)
 @given(b=st.integers(1, 64), c=st.integers(64, 8192))
 def test_presets_identical_where_efficiencies_are_one(b, c):
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
-    one = d.with_(efficiency=tk.Efficiency(mfu=1.0, mbu=1.0, step_overhead_s=0.0))
+    one = d.with_(efficiency=tk.Efficiency(mfu=1.0, mbu=1.0, step_overhead_s=0.0, overlap=1.0,
+                                           expert_half_tokens=0.0, attention_mfu_scale=1.0))
     r1, r2 = tk.decode(d, b, c, on_oom="mark"), tk.decode(one, b, c, on_oom="mark")
     assert r1.step_time_s == r2.step_time_s
+
+
+def test_no_overlap_adds_the_shorter_term():
+    # overlap 0: every operator takes t_c + t_m; by hand for one decode step of Llama 8B.
+    from tokenomics.physics.engine import operator_times
+    from tokenomics.physics.operators import step_costs
+
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    costs = step_costs(d, 8, 1, 1024, 1)
+    serial = d.with_(efficiency=tk.Efficiency(overlap=0.0))
+    t = operator_times(serial, costs)
+    hand = sum(o.flops / d.compute_peak_flop_per_s("x") + o.bytes / d.hardware.mem_bw_bytes_per_s
+               for o in costs)
+    assert float(t.roofline_s) == pytest.approx(hand, rel=1e-12)
+    assert float(operator_times(d, costs).roofline_s) < hand
+
+
+def test_small_expert_gemms_run_below_mfu():
+    # m tokens per expert at half-efficiency tokens h: FLOP time x (m + h) / m.
+    from tokenomics.physics.engine import compute_scale
+    from tokenomics.physics.operators import step_costs
+
+    d = tk.Deployment("mixtral-8x7b", "h100-sxm", tp=2,
+                      efficiency=tk.Efficiency(expert_half_tokens=100.0))
+    ex = step_costs(d, 16, 1, 512, 1)[7]
+    # 16 tokens x top-2 over the distinct experts of 8 touched by 16 tokens: 8 (1 - (6/8)^16)
+    distinct = 8 * (1 - (6 / 8) ** 16)
+    m = 16 * 2 / distinct
+    assert float(compute_scale(d, ex)) == pytest.approx(m / (m + 100.0), rel=1e-9)
 
 
 def test_malformed_calibration_file(tmp_path, monkeypatch):
@@ -90,7 +161,17 @@ def test_malformed_calibration_file(tmp_path, monkeypatch):
     monkeypatch.setattr(cal_mod, "calibration_path", lambda: p)
     cal_mod.committed.cache_clear()
     try:
-        with pytest.raises(tk.CatalogError, match="step_overhead_s: required key is missing"):
+        with pytest.raises(tk.CatalogError, match="overlap: required key is missing"):
             cal_mod.committed()
     finally:
         cal_mod.committed.cache_clear()
+
+
+def test_bad_efficiency_fields_raise():
+    with pytest.raises(tk.TokenomicsError, match="overlap"):
+        tk.Efficiency(overlap=1.5)
+    with pytest.raises(tk.TokenomicsError, match="attention_mfu_scale"):
+        tk.Efficiency(mfu=0.8, attention_mfu_scale=1.5)
+    with pytest.raises(tk.TokenomicsError, match="expert_half_tokens"):
+        tk.Efficiency(expert_half_tokens=float("nan"))
+    assert np.isfinite(tk.Efficiency(request_overhead_s=0.01).request_overhead_s)

@@ -5,6 +5,10 @@ their forecast intervals.
 
 Modules
 -------
+``corpus``
+    The measurement corpus: published serving results as steady-state forecasts and bounds.
+``design``
+    The corpus as a design matrix: each row's operator work, timed in closed form per efficiency.
 ``fitting``
     Efficiencies fitted to published measurements, with cross-validated error and intervals.
 ``measurements``
@@ -16,6 +20,17 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "METRICS": ".corpus",
+    "GROUPINGS": ".corpus",
+    "MEMORY_FRACTION": ".corpus",
+    "CorpusRow": ".corpus",
+    "corpus_path": ".corpus",
+    "load_corpus": ".corpus",
+    "concurrency": ".corpus",
+    "forecast": ".corpus",
+    "bound": ".corpus",
+    "speed_ratio": ".corpus",
+    "corpus_frame": ".corpus",
     "PARAMS": ".fitting",
     "F_SCALE": ".fitting",
     "INTERVAL": ".fitting",
@@ -23,6 +38,13 @@ _EXPORTS = {
     "calibration_rows": ".fitting",
     "excluded_rows": ".fitting",
     "fit": ".fitting",
+    "fit_design": ".fitting",
+    "grouped_cv": ".fitting",
+    "calibration_summary": ".fitting",
+    "UNEXPRESSED": ".fitting",
+    "Design": ".design",
+    "design": ".design",
+    "predict_rows": ".design",
     "Calibration": ".fitting",
     "calibration_path": ".fitting",
     "committed": ".fitting",
@@ -36,6 +58,6 @@ _EXPORTS = {
     "bound_for": ".measurements",
     "measured_vs_bound": ".measurements",
 }
-_MODULES = ('fitting', 'measurements',)
+_MODULES = ('corpus', 'design', 'fitting', 'measurements',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -41,7 +41,7 @@ _METRICS = ("tokens_per_s_per_device", "tokens_per_s_per_user")
 _REQUIRED = ("id", "source", "model", "hardware", "tp", "weight_dtype", "kv_dtype",
              "compute_dtype", "metric", "measured", "output_tokens")
 _OPTIONAL = ("pp", "ep", "dp_attention", "input_tokens", "batch", "note", "calibrate",
-             "calibrate_note")
+             "calibrate_note", "reserved")
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class Measurement:
     note: str = ""
     calibrate: bool = True
     calibrate_note: str = ""
+    reserved: bool = False
 
     def deployment(self) -> Deployment:
         """The row's deployment, all memory usable and no workspace (the generous fit)."""
@@ -76,8 +77,12 @@ class Measurement:
                           usable_memory_fraction=1.0, workspace_bytes=0.0)
 
 
-def load_measurements(path: str | Path | None = None) -> list[Measurement]:
+def load_measurements(path: str | Path | None = None, *, include_reserved: bool = False
+                      ) -> list[Measurement]:
     """Read and validate a measurements file (default: the bundled one).
+
+    Rows marked ``reserved = true`` (MLPerf Inference v5.1 and later: held out for
+    independent validation) are left out unless ``include_reserved``.
 
     Raises
     ------
@@ -98,7 +103,9 @@ def load_measurements(path: str | Path | None = None) -> list[Measurement]:
         if r["metric"] not in _METRICS:
             raise CatalogError(f"{where}: metric {r['metric']!r} is not one of "
                                f"{', '.join(_METRICS)}")
-        rows.append(Measurement(**r))
+        m = Measurement(**r)
+        if include_reserved or not m.reserved:
+            rows.append(m)
     return rows
 
 

@@ -36,6 +36,7 @@ _EXPORTS = {
     "AgentStep": ".agents",
     "agent_step": ".agents",
     "mixed_step_seconds": ".batching",
+    "mixed_costs": ".batching",
     "mixed_step": ".batching",
     "ChunkedPrefill": ".batching",
     "chunked_prefill": ".batching",

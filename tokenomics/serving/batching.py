@@ -63,9 +63,25 @@ from tokenomics.physics.step import decode, prefill
 # --------------------------------------------------------------------------------------------
 # Mixed prefill + decode steps
 # --------------------------------------------------------------------------------------------
-def _mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
+def mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
                  pre_b: Any) -> list[OpCost]:
-    """Operator costs of one step carrying decodes and a prefill chunk, weights read once."""
+    """Operator costs of one step carrying decodes and prefill chunks, weights read once.
+
+    Parameters
+    ----------
+    dep : Deployment
+    dec_b, dec_c : array_like
+        Decoding sequences (>= 0, may be fractional: an average) and their KV length [token].
+    pre_t, pre_c, pre_b : array_like
+        Tokens of each prefill chunk, tokens already cached under it, and chunks [token],
+        [token], [chunk].
+
+    Returns
+    -------
+    list of OpCost
+        Per operator: the FLOPs, KV and activation bytes of the two parts add; the weight
+        bytes are one pass over all :math:`D + bT` tokens (MoE: their distinct experts).
+    """
     a = step_costs(dep, dec_b, 1.0, dec_c, 1.0)
     p = step_costs(dep, pre_b, pre_t, pre_c, 1.0)
     n_total = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
@@ -83,7 +99,7 @@ def mixed_step_seconds(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_
     ``pre_c`` cached ones: the checked form is :func:`mixed_step`.
     """
     n = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
-    return step_seconds(dep, _mixed_costs(dep, dec_b, dec_c, pre_t, pre_c, pre_b), 1.0, n,
+    return step_seconds(dep, mixed_costs(dep, dec_b, dec_c, pre_t, pre_c, pre_b), 1.0, n,
                          np.asarray(dec_b, float) + pre_b, "prefill")
 
 
@@ -140,7 +156,7 @@ def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
     c = V.counts(prefill_cached_tokens, "prefill_cached_tokens", minimum=0, unit="token")
     b = V.counts(prefill_batch, "prefill_batch")
     V.context_within(dep.model, np.maximum(C, c + T), dep.allow_beyond_max_context)
-    costs = _mixed_costs(dep, D, C, T, c, b)
+    costs = mixed_costs(dep, D, C, T, c, b)
     t = operator_times(dep, costs)
     n = D + b * T
     comm = exposed_comm_s(dep, t.roofline_s, 1.0, n, D + b, "prefill")

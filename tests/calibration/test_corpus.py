@@ -1,0 +1,108 @@
+"""The measurement corpus: every published row under the bound, read as the source says."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.calibration.corpus import (
+    GROUPINGS,
+    bound,
+    concurrency,
+    corpus_frame,
+    corpus_path,
+    forecast,
+    load_corpus,
+)
+
+ROWS = {r.id: r for r in load_corpus()}
+
+
+def test_the_corpus_holds_the_220_public_rows_none_reserved_or_v5_1():
+    assert len(ROWS) == 220
+    for r in ROWS.values():
+        # MLPerf v5.1 and later and the LMSYS/SGLang large-scale figures are held out
+        assert "inference_results_v5" not in r.source and "lmsys" not in r.source.lower()
+        assert all(getattr(r, g) for g in GROUPINGS)
+
+
+@pytest.mark.validation
+def test_no_published_row_beats_the_bound():
+    f = corpus_frame()
+    worst = f.sort_values("measured_over_bound").iloc[-1]
+    assert (f.measured_over_bound <= 1.0).all(), (
+        f"{worst.id} measured {worst.measured} beats the bound {worst.bound}")
+
+
+def test_light_load_ttft_bound_by_hand():
+    # P064: Llama 3.1 8B BF16 on one H200, 202-token prompt. The prefill alone must read
+    # every weight once: 16.06e9 B / 4.8e12 B/s = 3.35 ms; its FLOPs, 2 x 6.98e9 x 202 =
+    # 2.8e12 at 989 TFLOP/s, take 2.9 ms, so memory sets the bound.
+    r = ROWS["P064"]
+    assert bound(r) == pytest.approx(16.06e9 / 4.8e12, rel=0.03)
+    assert r.measured == 0.017 and bound(r) < r.measured
+
+
+def test_max_load_concurrency_is_capped_by_the_token_budget():
+    # P089: Llama 3.1 8B on H200, 2,048 in / 128 out at max load. With 8,192 tokens a step
+    # and 1 + 2048/128 = 17 tokens a step per sequence in flight, at most 8192/17 = 481.9.
+    r = ROWS["P089"]
+    assert (r.isl, r.osl, r.runtime_max_num_tokens) == (2048, 128, 8192)
+    assert concurrency(r, r.deployment()) == 481
+
+
+def test_published_engine_batch_is_capped_by_the_memory_fit():
+    # P011: MLPerf v4.1 H200 Llama 2 70B FP8 offline, engine batch 806 (NVIDIA's config).
+    # 90% of H200's 150.75e9 B is 135.7e9 B; the FP8 weights and FP16 embeddings take
+    # ~70.0e9 B; each sequence of 300 + 291 tokens holds 591 x 163,840 B of FP8 KV
+    # (2 x 8 heads x 128 x 80 layers), so ~(135.7 - 70.0)e9 / 96.8e6 = 678 fit, not 806.
+    r = ROWS["P011"]
+    assert 670 <= concurrency(r, r.deployment()) <= 690
+    assert concurrency(r, r.deployment(memory_fraction=1.0)) == 806
+
+
+def test_tpot_rows_run_at_the_published_concurrency():
+    r = ROWS["P035"]           # 10 requests in flight on TP4 (Little's law on the table)
+    assert concurrency(r, r.deployment()) == 10
+    t = forecast(r, tk.ROOFLINE)
+    assert 0 < t < r.measured
+
+
+def _write(tmp_path, rows):
+    src = list(csv.DictReader(corpus_path().open()))
+    p = tmp_path / "corpus.csv"
+    with p.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(src[0]))
+        w.writeheader()
+        for edit in rows:
+            rec = dict(src[0])
+            rec.update(edit)
+            w.writerow(rec)
+    return p
+
+
+@pytest.mark.parametrize("edit, match", [
+    ({"measured": "fast"}, r"row 2 \(P001\): field measured: 'fast' is not valid"),
+    ({"measured": "-3"}, "field measured: must be a positive number"),
+    ({"metric": "tokens"}, "field metric: 'tokens' is not one of"),
+    ({"tp": "two"}, "field tp: 'two' is not valid"),
+    ({"reserved": "yes"}, "field reserved: 'yes' is not valid"),
+])
+def test_corrupt_rows_are_named(tmp_path, edit, match):
+    with pytest.raises(tk.CatalogError, match=match):
+        load_corpus(_write(tmp_path, [edit]))
+
+
+def test_duplicate_ids_and_missing_files_are_named(tmp_path):
+    with pytest.raises(tk.CatalogError, match="field id: 'P001' appears twice"):
+        load_corpus(_write(tmp_path, [{}, {}]))
+    with pytest.raises(tk.CatalogError, match="cannot read the corpus"):
+        load_corpus(tmp_path / "absent.csv")
+
+
+def test_reserved_rows_are_left_out_unless_asked(tmp_path):
+    p = _write(tmp_path, [{"id": "V1", "reserved": "True"}, {"id": "F1"}])
+    assert [r.id for r in load_corpus(p)] == ["F1"]
+    assert [r.id for r in load_corpus(p, include_reserved=True)] == ["V1", "F1"]

@@ -1,0 +1,32 @@
+"""The design matrix times every corpus row exactly as the library's steady_state does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tokenomics as tk
+from tokenomics.calibration.corpus import forecast, load_corpus
+from tokenomics.calibration.design import design, predict_rows
+from tokenomics.calibration.fitting import committed
+
+
+@pytest.mark.parametrize("eff", [
+    tk.ROOFLINE,
+    "committed",
+    tk.Efficiency(mbu=0.5, mfu=0.4, overlap=0.3, expert_half_tokens=50.0,
+                  attention_mfu_scale=0.5, link_efficiency=0.7, step_overhead_s=0.001,
+                  layer_overhead_s=2e-6, request_overhead_s=0.004),
+])
+def test_closed_form_equals_the_library_on_every_row(eff):
+    eff = committed().efficiency if eff == "committed" else eff
+    rows = load_corpus()
+    fast = predict_rows(design(rows), eff)
+    lib = np.array([forecast(r, eff) for r in rows])
+    np.testing.assert_allclose(fast, lib, rtol=1e-9)
+
+
+def test_collective_overhead_is_refused():
+    d = design(load_corpus()[:2])
+    with pytest.raises(tk.TokenomicsError, match="collective_overhead_s"):
+        predict_rows(d, tk.Efficiency(collective_overhead_s=1e-6))

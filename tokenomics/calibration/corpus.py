@@ -1,0 +1,278 @@
+"""The measurement corpus: published serving results as steady-state forecasts and bounds.
+
+``measurements/corpus.csv`` holds the public corpus of ``shared/reference/
+measurements-public.csv`` (MLPerf Inference v4.1 and the TensorRT-LLM performance tables;
+every row with its source path, its assumptions and a trust grade) and the columns the
+library adds: the group each row belongs to for cross-validation (``source_group``,
+``hardware_family``, ``model_family``), whether its mean input length is assumed
+(``isl_assumed``), the runtime's scheduler limits where the row runs at max load
+(``runtime_max_batch``, ``runtime_max_num_tokens``: 0 when not applicable) and ``reserved``
+(True for results kept for independent validation: never fitted to, never tested against).
+
+Notes
+-----
+Every row is read as continuous batching in steady state
+(:func:`tokenomics.serving.steady.steady_state`) on one replica of ``tp`` devices:
+
+=============================  =============================================================
+metric                         forecast
+=============================  =============================================================
+offline / fixed ISL-OSL        output tokens/s per device at max load: concurrency
+tok/s per device               :math:`B = \\min(B_\\mathrm{fit}, B_\\mathrm{run},
+                               \\lfloor N_\\mathrm{run} / (1 + I/O) \\rfloor)`, the memory fit
+                               (90% of device memory) capped by the runtime's batch limit and
+                               by its tokens-per-step budget (a step carries :math:`B` decodes
+                               and :math:`B I / O` prompt tokens); a published engine batch
+                               replaces :math:`B_\\mathrm{run}`
+server TPOT at concurrency     mean TPOT at the published concurrency (Little's law on the
+                               published throughput and TPOT)
+TTFT                           time to first token at the published (light) concurrency
+=============================  =============================================================
+
+The **bound** of a row is what no implementation of the same work can beat: every step at
+its perfect-overlap lower bound :math:`\\max(\\sum F / P, \\sum Q / \\beta)` with
+communication fully hidden, the concurrency as large as the whole device memory allows (or
+the published one, if larger), and an assumed mean input length replaced by 1 token.
+
+References
+----------
+.. [1] MLCommons, "MLPerf Inference v4.1 results", github.com/mlcommons/inference_results_v4.1.
+.. [2] NVIDIA, TensorRT-LLM ``docs/source/performance/perf-overview.md`` (v0.14, v0.17,
+   v1.0 revisions).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core.errors import CatalogError, TokenomicsError
+from tokenomics.data.catalog import catalog_dir
+from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import ROOFLINE, Efficiency
+from tokenomics.physics.memory import max_batch
+from tokenomics.serving.batching import mixed_costs
+from tokenomics.serving.steady import steady_state
+
+#: Corpus metric -> what it measures: a speed (higher is faster) or a time.
+METRICS = {"offline_tok_s_per_device": "speed", "fixed_isl_osl_tok_s_per_device": "speed",
+           "server_tpot_at_concurrency": "time", "ttft_s": "time"}
+#: The groupings of the grouped cross-validation.
+GROUPINGS = ("hardware_family", "model_family", "source_group")
+#: Fraction of device memory the forecast lets the engine use (TensorRT-LLM's
+#: ``kv_cache_free_gpu_mem_fraction`` 0.90-0.95 of what the weights leave; vLLM's 0.9).
+MEMORY_FRACTION = 0.9
+_INT = ("devices", "tp", "pp", "ep", "attn_dp", "isl", "osl", "batch_per_device",
+        "runtime_max_batch", "runtime_max_num_tokens")
+_BOOL = ("isl_assumed", "reserved")
+_FLOAT = ("measured",)
+_COMPUTE = {"fp8": "fp8", "nvfp4": "nvfp4", "bf16": "bf16", "fp16": "fp16", "int8": "int8"}
+
+
+@dataclass(frozen=True)
+class CorpusRow:
+    """One published measurement of the corpus (columns as in the module notes)."""
+
+    id: str
+    model: str
+    hardware: str
+    devices: int
+    tp: int
+    pp: int
+    ep: int
+    attn_dp: int
+    weight_dtype: str
+    kv_dtype: str
+    isl: int
+    osl: int
+    batch_per_device: int
+    runtime_max_batch: int
+    runtime_max_num_tokens: int
+    metric: str
+    measured: float
+    unit: str
+    isl_assumed: bool
+    source_group: str
+    hardware_family: str
+    model_family: str
+    reserved: bool
+    trust: str
+    assumptions: str
+    source: str
+
+    @property
+    def kind(self) -> str:
+        """``"speed"`` (token/s per device) or ``"time"`` (seconds)."""
+        return METRICS[self.metric]
+
+    def deployment(self, efficiency: Efficiency = ROOFLINE,
+                   memory_fraction: float = MEMORY_FRACTION) -> Deployment:
+        """One replica as the row ran it: ``tp`` devices, its formats, attention DP over
+        ``tp`` when ``attn_dp`` is set, computing at the weight format."""
+        return Deployment(self.model, self.hardware, tp=self.tp, pp=self.pp, ep=self.ep,
+                          dp_attention=self.tp if self.attn_dp else 1,
+                          weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype,
+                          compute_dtype=_COMPUTE.get(self.weight_dtype, self.weight_dtype),
+                          efficiency=efficiency, usable_memory_fraction=memory_fraction)
+
+
+def _parse(raw: dict[str, str], where: str) -> CorpusRow:
+    """One CSV record as a :class:`CorpusRow`; errors name the file, row and field."""
+    vals: dict[str, Any] = {}
+    for f in fields(CorpusRow):
+        if f.name not in raw or raw[f.name] is None:
+            raise CatalogError(f"{where}: field {f.name}: missing")
+        v = raw[f.name].strip()
+        try:
+            if f.name in _INT:
+                vals[f.name] = int(v)
+            elif f.name in _FLOAT:
+                vals[f.name] = float(v)
+            elif f.name in _BOOL:
+                if v not in ("True", "False"):
+                    raise ValueError("not True or False")
+                vals[f.name] = v == "True"
+            else:
+                vals[f.name] = v
+        except ValueError as exc:
+            raise CatalogError(f"{where}: field {f.name}: {v!r} is not valid ({exc})") from None
+    row = CorpusRow(**vals)
+    if row.metric not in METRICS:
+        raise CatalogError(f"{where}: field metric: {row.metric!r} is not one of "
+                           f"{', '.join(METRICS)}")
+    if not (row.measured > 0 and np.isfinite(row.measured)):
+        raise CatalogError(f"{where}: field measured: must be a positive number, got "
+                           f"{row.measured!r}")
+    return row
+
+
+def corpus_path() -> Path:
+    """The bundled corpus, ``measurements/corpus.csv``."""
+    return catalog_dir("measurements") / "corpus.csv"
+
+
+def load_corpus(path: str | Path | None = None, *, include_reserved: bool = False
+                ) -> list[CorpusRow]:
+    """Read and validate the measurement corpus.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Default: the bundled ``measurements/corpus.csv``.
+    include_reserved : bool
+        Also return rows held for independent validation (default False: they are neither
+        fitted to nor tested against).
+
+    Returns
+    -------
+    list of CorpusRow
+
+    Raises
+    ------
+    CatalogError
+        Naming the file, the row and the field of a missing or malformed value, or of a
+        duplicate id.
+    """
+    p = Path(path) if path else corpus_path()
+    try:
+        with p.open(newline="", encoding="utf-8") as fh:
+            records = list(csv.DictReader(fh))
+    except OSError as exc:
+        raise CatalogError(f"{p}: cannot read the corpus ({exc.strerror})") from None
+    rows, seen = [], set()
+    for i, raw in enumerate(records):
+        row = _parse(raw, f"{p}: row {i + 2} ({raw.get('id', '?')})")
+        if row.id in seen:
+            raise CatalogError(f"{p}: row {i + 2}: field id: {row.id!r} appears twice")
+        seen.add(row.id)
+        if include_reserved or not row.reserved:
+            rows.append(row)
+    return rows
+
+
+def concurrency(row: CorpusRow, dep: Deployment) -> int:
+    """The concurrency the forecast runs the row at (module notes) [sequences]."""
+    if row.kind == "time":
+        return max(int(row.batch_per_device), 1)
+    fit = int(max_batch(dep, row.isl + row.osl))
+    if fit < 1:
+        raise TokenomicsError(f"{row.id}: {row.model} does not fit {row.tp} x {row.hardware}")
+    caps = [fit]
+    if row.batch_per_device > 0:
+        caps.append(row.batch_per_device)
+    if row.runtime_max_batch > 0:
+        caps.append(row.runtime_max_batch)
+    if row.runtime_max_num_tokens > 0:
+        caps.append(int(row.runtime_max_num_tokens / (1.0 + row.isl / row.osl)))
+    return max(min(caps), 1)
+
+
+def forecast(row: CorpusRow, efficiency: Efficiency) -> float:
+    """The row's measured quantity forecast under an efficiency model (its unit).
+
+    Token/s per device for speed rows, seconds for TPOT and TTFT rows, from
+    :func:`~tokenomics.serving.steady.steady_state` at :func:`concurrency`.
+    """
+    dep = row.deployment(efficiency)
+    r = steady_state(dep, concurrency(row, dep), row.isl, row.osl)
+    if row.metric == "server_tpot_at_concurrency":
+        return float(r.tpot_s)
+    if row.metric == "ttft_s":
+        return float(r.ttft_s)
+    return float(r.output_tokens_per_s_per_device)
+
+
+def bound(row: CorpusRow) -> float:
+    """What no implementation can beat on the row (module notes), in its unit.
+
+    Speed rows: an upper bound [token/s per device]; time rows: a lower bound [s].
+    """
+    from tokenomics.physics.engine import operator_times
+
+    dep = row.deployment(ROOFLINE, memory_fraction=1.0)
+    isl = 1 if row.isl_assumed else row.isl
+    o = row.osl
+    if row.kind == "speed":
+        b = max(int(max_batch(dep.with_(workspace_bytes=0.0), isl + o)),
+                row.batch_per_device, 1)
+    else:
+        b = max(int(row.batch_per_device), 1)
+    a = b / o
+    dec = b - a
+    if row.metric == "ttft_s":    # the request's own prefill, alone
+        dec, a = 0.0, 1.0
+    t = operator_times(dep, mixed_costs(dep, dec, isl + o / 2.0, isl, 0.0, a)).lower_bound_s
+    t = float(t)
+    return b / t / dep.tp if row.kind == "speed" else t
+
+
+def speed_ratio(row: CorpusRow, value: float) -> float:
+    """A forecast (or bound) over the measurement, as speeds: > 1 means faster than measured.
+
+    For time rows the ratio of speeds is measured time / forecast time.
+    """
+    return value / row.measured if row.kind == "speed" else row.measured / value
+
+
+def corpus_frame(path: str | Path | None = None) -> pd.DataFrame:
+    """The corpus as a DataFrame, one row per measurement, with each row's bound.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The corpus columns, ``bound`` (the row's unit), ``measured_over_bound`` as speeds
+        (<= 1 when the physics is right: a row above the bound is a bug in the model, the
+        catalog or the row).
+    """
+    recs = []
+    for r in load_corpus(path):
+        b = bound(r)
+        rec = {f.name: getattr(r, f.name) for f in fields(CorpusRow)}
+        rec.update(bound=b, measured_over_bound=1.0 / speed_ratio(r, b))
+        recs.append(rec)
+    return pd.DataFrame(recs)
