@@ -7,7 +7,7 @@ import pytest
 
 import tokenomics as tk
 from tokenomics.calibration.corpus import forecast, load_corpus
-from tokenomics.calibration.design import design, predict_rows
+from tokenomics.calibration.design import build_design, predict_rows
 from tokenomics.calibration.fitting import committed
 
 
@@ -21,12 +21,12 @@ from tokenomics.calibration.fitting import committed
 def test_closed_form_equals_the_library_on_every_row(eff):
     eff = committed().efficiency if eff == "committed" else eff
     rows = load_corpus()
-    fast = predict_rows(design(rows), eff)
+    fast = predict_rows(build_design(rows), eff)
     lib = np.array([forecast(r, eff) for r in rows])
     np.testing.assert_allclose(fast, lib, rtol=1e-9)
 
 
 def test_collective_overhead_is_refused():
-    d = design(load_corpus()[:2])
+    d = build_design(load_corpus()[:2])
     with pytest.raises(tk.TokenomicsError, match="collective_overhead_s"):
         predict_rows(d, tk.Efficiency(collective_overhead_s=1e-6))

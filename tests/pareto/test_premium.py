@@ -21,11 +21,6 @@ def dense_frontier():
     return tk.frontier(DENSE, context_tokens=CTX, on_oom="skip")
 
 
-@pytest.fixture(scope="module", params=["roofline", "calibrated"])
-def moe_frontier(request):
-    return tk.frontier(MOE, context_tokens=CTX, efficiency=request.param)
-
-
 def test_the_premium_is_the_ratio_of_the_two_best_points(dense_frontier):
     p = speed_premium(dense_frontier, 40.0, 2.5)
     y0 = tk.best_at(dense_frontier, 40.0).tokens_per_s_per_device
@@ -46,12 +41,19 @@ def test_s27_a_dense_70b_with_tensor_parallel_headroom_does_not_explain_6x(dense
         assert not p.explains(6.0)
 
 
-def test_s27_a_large_moe_on_one_node_can_cost_6x_for_2_5x(moe_frontier):
+BASE_TIERS = {"roofline": (30.0, 40.0, 50.0), "calibrated": (10.0, 15.0, 20.0)}
+
+
+@pytest.mark.parametrize("preset", ["roofline", "calibrated"])
+def test_s27_a_large_moe_on_one_node_can_cost_6x_for_2_5x(preset):
     # A 671B MoE on one 8-GPU node reads most experts each step at large batches and few at
     # small ones: the batch that serves 2.5x the speed is far smaller (from about a thousand
-    # sequences to a few dozen), and per device the throughput falls by 6x or more somewhere in
-    # the 30-50 tok/s range of base tiers, under the bound and under the calibrated forecast.
-    ratios = {x0: speed_premium(moe_frontier, x0, 2.5) for x0 in (30.0, 40.0, 50.0)}
+    # sequences to a few dozen), and per device the throughput falls by 6x or more. Under the
+    # bound that happens for base tiers of 30-50 tok/s per user; the calibrated forecast's
+    # per-step overhead and slower GEMMs make every batch slower per user, so the same
+    # thousand-to-dozens collapse sits at base tiers of 10-20 tok/s.
+    moe_frontier = tk.frontier(MOE, context_tokens=CTX, efficiency=preset)
+    ratios = {x0: speed_premium(moe_frontier, x0, 2.5) for x0 in BASE_TIERS[preset]}
     best = max(ratios.values(), key=lambda p: p.throughput_ratio)
     assert best.throughput_ratio >= 6.0
     assert best.explains(6.0)

@@ -43,7 +43,7 @@ _EXPORTS = {
     "calibration_summary": ".fitting",
     "UNEXPRESSED": ".fitting",
     "Design": ".design",
-    "design": ".design",
+    "build_design": ".design",
     "predict_rows": ".design",
     "Calibration": ".fitting",
     "calibration_path": ".fitting",

@@ -110,7 +110,7 @@ def _row_work(row: CorpusRow) -> dict[str, Any]:
                 measured=row.measured)
 
 
-def design(rows: list[CorpusRow]) -> Design:
+def build_design(rows: list[CorpusRow]) -> Design:
     """The design matrix of ``rows`` (module notes)."""
     work = [_row_work(r) for r in rows]
     cols = {k: np.array([w[k] for w in work]) for k in work[0]} if work else {}

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.calibration.corpus import GROUPINGS, CorpusRow, bound, load_corpus
-from tokenomics.calibration.design import Design, design, predict_rows
+from tokenomics.calibration.design import Design, build_design, predict_rows
 from tokenomics.calibration.measurements import Measurement, speed
 from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir, model, read_toml
@@ -133,7 +133,7 @@ def fit(rows: list[CorpusRow] | None = None) -> np.ndarray:
     rows = calibration_rows() if rows is None else rows
     if len(rows) < len(PARAMS):
         raise TokenomicsError(f"need at least {len(PARAMS)} measurements to fit, got {len(rows)}")
-    return fit_design(design(rows))
+    return fit_design(build_design(rows))
 
 
 def _speed_ratio(d: Design, pred: np.ndarray) -> np.ndarray:
@@ -152,7 +152,7 @@ def grouped_cv(rows: list[CorpusRow] | None = None) -> pd.DataFrame:
         without the row's group) and ``cv_<g>_ratio`` (measured / forecast, as speeds).
     """
     rows = calibration_rows() if rows is None else rows
-    d = design(rows)
+    d = build_design(rows)
     out = pd.DataFrame({"id": d.ids})
     for g in GROUPINGS:
         labels = np.array([getattr(r, g) for r in rows])
@@ -276,7 +276,7 @@ def calibration_report(refit: bool = False) -> pd.DataFrame:
         overhead), ``roofline_relative_error`` and ``bound_relative_error``.
     """
     rows = calibration_rows()
-    d = design(rows)
+    d = build_design(rows)
     cal = committed()
     eff = _efficiency(fit_design(d)) if refit else cal.efficiency
     f = predict_rows(d, eff)
@@ -346,7 +346,7 @@ def forecast_interval(speed: Any, bound: Any) -> tuple[Any, Any]:
 
 def _cv_figures(rows: list[CorpusRow], theta: np.ndarray) -> tuple[float, float, dict]:
     """The interval ratios and the committed cross-validated figures."""
-    d = design(rows)
+    d = build_design(rows)
     cv = grouped_cv(rows)
     ratios = np.concatenate([cv[f"cv_{g}_ratio"].to_numpy() for g in GROUPINGS])
     lo, hi = (float(x) for x in np.quantile(ratios, INTERVAL))

@@ -57,6 +57,7 @@ _EXPORTS = {
     "catalog_pages": ".docgen",
     "validation_page": ".docgen",
     "calibration_page": ".docgen",
+    "WORST_CAUSES": ".docgen",
     "api_pages": ".docgen",
     "gallery": ".docgen",
     "export_sizing_sheet": ".export",

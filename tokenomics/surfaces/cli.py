@@ -134,10 +134,12 @@ def _label(d: Deployment) -> str:
     if e == tk.Efficiency():
         return f"pure roofline bound (all efficiencies 1, no overhead); {comm}"
     cal = committed()
-    kind = (f"calibrated forecast (fitted {cal.date}; interval x{cal.loo_ratio_low:.2f}-"
-            f"x{cal.loo_ratio_high:.2f})" if e == cal.efficiency else "custom efficiencies")
-    return (f"{kind}: mbu={e.mbu:.3g} mfu={e.mfu:.3g} overhead={e.step_overhead_s * 1e3:.3g} "
-            f"ms; {comm}")
+    kind = (f"calibrated forecast (fitted {cal.date}; 80% interval x{cal.ratio_low:.2f}-"
+            f"x{cal.ratio_high:.2f})" if e == cal.efficiency else "custom efficiencies")
+    return (f"{kind}: mbu={e.mbu:.3g} mfu={e.mfu:.3g} overlap={e.overlap:.2g} "
+            f"expert_half_tokens={e.expert_half_tokens:.3g} "
+            f"attention_mfu_scale={e.attention_mfu_scale:.3g} link={e.link_efficiency:.3g} "
+            f"overhead={e.step_overhead_s * 1e3:.3g} ms; {comm}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,21 +452,32 @@ def cmd_retention(a: argparse.Namespace) -> None:
 
 
 def cmd_calibrate(a: argparse.Namespace) -> None:
-    """``tokenomics calibrate``: measured against bound and forecast; ``--write`` refits."""
-    from tokenomics.calibration import calibration_report, excluded_rows, write_calibration
+    """``tokenomics calibrate``: the corpus against bound, forecast and held-out forecasts;
+    ``--write`` refits and rewrites ``measurements/calibrated.toml``."""
+    from tokenomics.calibration import (
+        GROUPINGS,
+        calibration_report,
+        calibration_summary,
+        excluded_rows,
+        write_calibration,
+    )
 
     if a.write:
         data = write_calibration()
         print("wrote measurements/calibrated.toml: " + ", ".join(
-            f"{k}={data[k]:.4g}" for k in ("mbu", "mfu", "step_overhead_s")))
-    t = calibration_report(refit=not a.write)
-    _emit(t, a, "calibration: measured vs bound vs calibrated forecast (leave-one-out "
-          "errors in cv_relative_error)")
-    print(f"median |error|: forecast in-sample {t.relative_error.median():.1%}, "
-          f"leave-one-out {t.cv_relative_error.median():.1%} (worst "
-          f"{t.cv_relative_error.max():.1%}); pure roofline {t.bound_relative_error.median():.1%}")
-    ex = excluded_rows()
-    for r in ex.itertuples():
+            f"{k}={data[k]:.4g}" for k in ("mbu", "mfu", "overlap", "expert_half_tokens",
+                                           "attention_mfu_scale", "link_efficiency",
+                                           "step_overhead_s", "request_overhead_s")))
+    t = calibration_report(refit=False)
+    _emit(t, a, "calibration: each corpus row, measured vs bound vs calibrated forecast; "
+          "cv_<grouping>_error: the row forecast by a fit without its group")
+    s = calibration_summary(t).set_index("slice")
+    for name in ("all", "moe", "tpot_under_load"):
+        r = s.loc[name]
+        held = ", ".join(f"{g} out {r[f'cv_{g}']:.1%}" for g in GROUPINGS)
+        print(f"median |error| ({name}, {int(r.rows)} rows): in-sample {r.in_sample:.1%}; "
+              f"{held}; roofline preset {r.roofline:.1%}")
+    for r in excluded_rows().itertuples():
         print(f"not fitted: {r.id}: {r.reason}")
 
 
