@@ -22,22 +22,32 @@ _CATALOG = Path(__file__).resolve().parents[2] / "hardware_catalog"
 UNPRICED = {
     "cerebras-wse3": "sold as CS-3 systems and an API; no per-device rental price",
     "groq-lpu": "sold as an API (tokens); no per-device rental price",
-    "gaudi3": "only Intel's 2024 kit list price (purchase); no dated cloud rate found",
-    "gb300": "only rack purchase estimates; no dated per-GPU rental rate found",
-    "mi355x": "no dated per-GPU rental rate found in a stored source",
+    "gaudi3": "only Intel's 2024 kit list price (purchase); searched IBM Cloud / Intel Tiber "
+              "Gaudi 3 hourly rates and found no dated per-accelerator figure",
+    "gb300": "only rack purchase estimates; searched CoreWeave/Lambda/Nebius GB300/B300 rates "
+             "and found no dated per-GPU GB300 on-demand figure",
+    "mi355x": "searched TensorWave/Vultr/Crusoe/OCI MI355X rates; stored pages name MI355X "
+              "as rentable but state no dated per-GPU price",
     "h800": "only DeepSeek's assumed $2/hr (tier 'estimate'); not rented on-demand",
-    "tpu-v5e": "Google Cloud per-chip on-demand price not found in a stored source",
-    "tpu-v5p": "Google Cloud per-chip on-demand price not found in a stored source",
+    "tpu-v5e": "Google's $1.20/chip-hr appears only in undated or unattributable stored copies "
+               "(SkyPilot catalog rows, notes without repository); no dated citable source",
+    "tpu-v5p": "Google's $4.20/chip-hr appears only in undated or unattributable stored copies "
+               "(SkyPilot catalog rows, notes without repository); no dated citable source",
     "tpu-ironwood": "Google Cloud per-chip on-demand price not found in a stored source",
-    "trainium2": "AWS trn2.48xlarge on-demand price not found in a stored source",
-    # entries added in the same round by other work, not yet priced
-    "a40": "no price sourced yet", "h20": "no price sourced yet",
-    "mi250x": "no price sourced yet",
-    "rtx-pro-6000-server": "no price sourced yet",
-    "ascend-910c": "no price sourced yet", "gaudi2": "no price sourced yet",
-    "inferentia2": "no price sourced yet",
-    "tpu-v4": "no price sourced yet", "trainium3": "no price sourced yet",
-    "v100-sxm2-32gb": "no dated on-demand V100 rate found in a stored source",
+    "trainium3": "Trn3 UltraServers sold as systems/capacity; no dated trn3 on-demand instance "
+                 "price found in AWS pages or instance-price catalogs",
+    "a40": "searched RunPod/Vast/Lambda A40 rates; only RunPod serverless per-second rates "
+           "(undated docs page), no dated on-demand per-GPU figure",
+    "h20": "China-only part; searched neocloud and Chinese cloud H20 rates, no dated "
+           "per-GPU rental figure found",
+    "mi250x": "searched neocloud MI250X rates; no dated per-GPU rental figure found "
+              "(HPC-centre allocations only)",
+    "ascend-910c": "offered as Huawei Cloud CloudMatrix384 capacity; no dated per-NPU rental "
+                   "price found",
+    "gaudi2": "Intel Developer Cloud Gaudi 2 was priced on-demand (Databricks blog, 2024-01) "
+              "but no stored copy states the figure; none found elsewhere",
+    "v100-sxm2-32gb": "searched AWS p3dn/Lambda/RunPod V100 rates; found only undated "
+                      "V100 (variant unstated) figures, no dated SXM2-32GB on-demand rate",
 }
 
 

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+import tokenomics as tk
 from tokenomics.surfaces.cli import main
 
 
@@ -175,3 +176,24 @@ def test_each_subcommand_runs_its_cmd_function():
     assert a.func is cli.cmd_models
     a = p.parse_args(["report", "llama-3.1-8b", "h100-sxm"])
     assert a.func is cli.cmd_report and a.tp is None
+
+
+def test_steady_reports_tpot_under_load_beside_the_decode_only_step(tmp_path, capsys):
+    # Llama 3.1 8B on one H100, 2,048 in / 128 out: at 64 in flight 64/128 = 0.5 requests
+    # join each step, 1,024 prompt tokens a step; "max" adds the largest concurrency that fits.
+    csv = tmp_path / "s.csv"
+    assert main(["steady", "llama-3.1-8b", "h100-sxm", "--input", "2048", "--output", "128",
+                 "--concurrency", "1", "64", "max", "--csv", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "TPOT carries the prefill" in out and "calibrated forecast" in out
+    df = pd.read_csv(csv)
+    assert list(df.concurrency[:2]) == [1, 64]
+    assert df.prefill_tokens_per_step[1] == 1024
+    assert (df.tpot_s >= df.decode_only_tpot_s).all()
+    assert df.concurrency.iloc[-1] == int(tk.max_batch(tk.Deployment("llama-3.1-8b",
+                                                                     "h100-sxm"), 2048 + 128))
+
+
+def test_steady_refuses_a_non_number_concurrency(capsys):
+    assert main(["steady", "llama-3.1-8b", "h100-sxm", "--concurrency", "many"]) != 0
+    assert "--concurrency takes whole numbers" in capsys.readouterr().err

@@ -44,6 +44,7 @@ _EXPORTS = {
     "cmd_models": ".cli",
     "cmd_fit": ".cli",
     "cmd_decode": ".cli",
+    "cmd_steady": ".cli",
     "cmd_prefill": ".cli",
     "cmd_roofline": ".cli",
     "cmd_frontier": ".cli",

@@ -26,8 +26,8 @@ from tokenomics.core.errors import TokenomicsError
 __all__ = ["SUBCOMMANDS", "add_global_arguments", "add_subcommands"]
 
 #: The subcommands, in the order ``tokenomics --help`` lists them.
-SUBCOMMANDS = ("hardware", "models", "fit", "decode", "prefill", "roofline", "frontier", "cost",
-               "disagg", "retention", "calibrate", "report")
+SUBCOMMANDS = ("hardware", "models", "fit", "decode", "prefill", "steady", "roofline", "frontier",
+               "cost", "disagg", "retention", "calibrate", "report")
 
 
 def add_subcommands(sub: Any, commands: Mapping[str, Callable[..., Any]]) -> None:
@@ -191,6 +191,23 @@ def _prefill(sub: Any, run: Callable[..., Any]) -> None:
     pf.set_defaults(func=run)
 
 
+def _steady(sub: Any, run: Callable[..., Any]) -> None:
+    """``steady MODEL HARDWARE``: continuous batching in steady state over concurrency."""
+    st = sub.add_parser("steady", help="TPOT, TTFT and throughput under load (continuous "
+                        "batching in steady state)",
+                        epilog="example: tokenomics steady llama-3.1-8b h100-sxm --input 2048 "
+                               "--output 128 --concurrency 1 16 64 max")
+    _deployment_arguments(st)
+    st.add_argument("--input", type=int, default=2048, help="mean prompt tokens")
+    st.add_argument("--output", type=int, default=256, help="mean output tokens")
+    st.add_argument("--cached", type=int, default=0, help="prefix-cached prompt tokens")
+    st.add_argument("--chunk", type=int, default=None, help="prefill chunk tokens")
+    st.add_argument("--concurrency", nargs="+", default=["1", "8", "32", "64", "max"],
+                    help="sequences in flight; 'max' is the largest that fits")
+    _output_arguments(st)
+    st.set_defaults(func=run)
+
+
 def _roofline(sub: Any, run: Callable[..., Any]) -> None:
     """``roofline MODEL HARDWARE``: the operator table of one phase at one point."""
     r = sub.add_parser("roofline", help="per-operator FLOPs, bytes, intensity and bound",
@@ -322,6 +339,7 @@ def _report(sub: Any, run: Callable[..., Any]) -> None:
 #: Subcommand name -> the function that adds it.
 _ADD: dict[str, Callable[[Any, Callable[..., Any]], None]] = {
     "hardware": _hardware, "models": _models, "fit": _fit, "decode": _decode,
-    "prefill": _prefill, "roofline": _roofline, "frontier": _frontier, "cost": _cost,
+    "prefill": _prefill, "steady": _steady, "roofline": _roofline, "frontier": _frontier,
+    "cost": _cost,
     "disagg": _disagg, "retention": _retention, "calibrate": _calibrate, "report": _report,
 }

@@ -296,6 +296,43 @@ def cmd_prefill(a: argparse.Namespace) -> None:
           f"{_label(d)}")
 
 
+def _concurrency_arg(values: list[str]) -> Any:
+    """``--concurrency`` values: whole numbers, or the single word ``max``."""
+    if values == ["max"]:
+        return "max"
+    from tokenomics.core.errors import TokenomicsError
+
+    try:
+        return [int(v) for v in values]
+    except ValueError:
+        raise TokenomicsError(f"--concurrency takes whole numbers, or 'max' alone, got "
+                              f"{' '.join(values)}") from None
+
+
+def cmd_steady(a: argparse.Namespace) -> None:
+    """``tokenomics steady``: TPOT, TTFT and throughput of continuous batching under load."""
+    import tokenomics as tk
+
+    d = _deployment(a)
+    vals = [v for v in a.concurrency if v != "max"]
+    frames = []
+    kw = dict(cached_tokens=a.cached, chunk_tokens=a.chunk)
+    if vals:
+        frames.append(tk.steady_state(d, _concurrency_arg(vals), a.input, a.output,
+                                      **kw).to_frame())
+    if "max" in a.concurrency:
+        frames.append(tk.steady_state(d, "max", a.input, a.output, **kw).to_frame())
+    import pandas as pd  # noqa: PLC0415 (the CLI imports its libraries lazily)
+
+    df = pd.concat(frames, ignore_index=True)[[
+        "concurrency", "tpot_s", "decode_only_tpot_s", "ttft_s", "tokens_per_s_per_user",
+        "output_tokens_per_s_per_device", "requests_per_s", "prefill_tokens_per_step",
+        "fits"]]
+    _emit(df, a, f"steady state: {d.model.id} on {d.n_devices} x {d.hardware.id} (tp={d.tp}),"
+          f" {a.input} in / {a.output} out per request, {a.cached} cached; TPOT carries the "
+          f"prefill of the requests that join each step; {_label(d)}")
+
+
 def cmd_roofline(a: argparse.Namespace) -> None:
     """``tokenomics roofline``: per-operator FLOPs, bytes, intensity and bound."""
     import tokenomics as tk
@@ -628,7 +665,7 @@ def cmd_report(a: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------------------
 #: Subcommand -> the function that runs it.
 _COMMANDS = {
-    "hardware": cmd_hardware, "models": cmd_models, "fit": cmd_fit, "decode": cmd_decode,
+    "hardware": cmd_hardware, "models": cmd_models, "fit": cmd_fit, "decode": cmd_decode, "steady": cmd_steady,
     "prefill": cmd_prefill, "roofline": cmd_roofline, "frontier": cmd_frontier,
     "cost": cmd_cost, "disagg": cmd_disagg, "retention": cmd_retention,
     "calibrate": cmd_calibrate, "report": cmd_report,
