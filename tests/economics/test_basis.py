@@ -22,32 +22,29 @@ _CATALOG = Path(__file__).resolve().parents[2] / "hardware_catalog"
 UNPRICED = {
     "cerebras-wse3": "sold as CS-3 systems and an API; no per-device rental price",
     "groq-lpu": "sold as an API (tokens); no per-device rental price",
-    "gaudi3": "only Intel's 2024 kit list price (purchase); searched IBM Cloud / Intel Tiber "
-              "Gaudi 3 hourly rates and found no dated per-accelerator figure",
-    "gb300": "only rack purchase estimates; searched CoreWeave/Lambda/Nebius GB300/B300 rates "
-             "and found no dated per-GPU GB300 on-demand figure",
-    "mi355x": "searched TensorWave/Vultr/Crusoe/OCI MI355X rates; stored pages name MI355X "
-              "as rentable but state no dated per-GPU price",
+    "gaudi3": "only Intel's 2024 kit list price (purchase); a search for IBM Cloud / Intel "
+              "Tiber Gaudi 3 hourly rates found availability news but no per-hour figure",
+    "gb300": "only rack purchase estimates; searches for GB300 NVL72 / B300 per-GPU "
+             "on-demand rates found B200/GB200 rates only, no dated GB300 figure",
+    "mi355x": "searched MI355X per-GPU-hour rates (TensorWave, Vultr, Crusoe); stored pages "
+              "say it is rentable on-demand but state no per-GPU price",
     "h800": "only DeepSeek's assumed $2/hr (tier 'estimate'); not rented on-demand",
     "tpu-v5e": "Google's $1.20/chip-hr appears only in undated or unattributable stored copies "
                "(SkyPilot catalog rows, notes without repository); no dated citable source",
     "tpu-v5p": "Google's $4.20/chip-hr appears only in undated or unattributable stored copies "
                "(SkyPilot catalog rows, notes without repository); no dated citable source",
     "tpu-ironwood": "Google Cloud per-chip on-demand price not found in a stored source",
-    "trainium3": "Trn3 UltraServers sold as systems/capacity; no dated trn3 on-demand instance "
-                 "price found in AWS pages or instance-price catalogs",
-    "a40": "searched RunPod/Vast/Lambda A40 rates; only RunPod serverless per-second rates "
-           "(undated docs page), no dated on-demand per-GPU figure",
-    "h20": "China-only part; searched neocloud and Chinese cloud H20 rates, no dated "
-           "per-GPU rental figure found",
-    "mi250x": "searched neocloud MI250X rates; no dated per-GPU rental figure found "
-              "(HPC-centre allocations only)",
-    "ascend-910c": "offered as Huawei Cloud CloudMatrix384 capacity; no dated per-NPU rental "
-                   "price found",
-    "gaudi2": "Intel Developer Cloud Gaudi 2 was priced on-demand (Databricks blog, 2024-01) "
-              "but no stored copy states the figure; none found elsewhere",
-    "v100-sxm2-32gb": "searched AWS p3dn/Lambda/RunPod V100 rates; found only undated "
-                      "V100 (variant unstated) figures, no dated SXM2-32GB on-demand rate",
+    "trainium3": "not searched this round; the stored instances.vantage.sh copy "
+                 "(tsaol/aws-gpu, 2026-01) lists no Trn3 instance",
+    "a40": "searched RunPod A40 on-demand rates; found only RunPod serverless per-second "
+           "rates on an undated docs page, no dated on-demand per-GPU figure",
+    "h20": "no price sourced yet (not searched this round)",
+    "mi250x": "no price sourced yet (not searched this round)",
+    "ascend-910c": "no price sourced yet (not searched this round)",
+    "gaudi2": "Databricks (2024-01) compared Intel Developer Cloud on-demand Gaudi 2 pricing, "
+              "but the stored copies show no figure; no other Gaudi 2 rate found",
+    "v100-sxm2-32gb": "searched V100 32GB cloud rates; found only an undated RunPod "
+                      "community figure (variant unstated), no dated SXM2-32GB rate",
 }
 
 
