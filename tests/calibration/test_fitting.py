@@ -174,4 +174,7 @@ def test_bad_efficiency_fields_raise():
         tk.Efficiency(mfu=0.8, attention_mfu_scale=1.5)
     with pytest.raises(tk.TokenomicsError, match="expert_half_tokens"):
         tk.Efficiency(expert_half_tokens=float("nan"))
+    for bad in (dict(overlap="x"), dict(mfu=True), dict(expert_half_tokens=None)):
+        with pytest.raises(tk.TokenomicsError, match="must be a number"):
+            tk.Efficiency(**bad)
     assert np.isfinite(tk.Efficiency(request_overhead_s=0.01).request_overhead_s)

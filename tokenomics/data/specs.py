@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -603,6 +603,10 @@ class Efficiency:
     def __post_init__(self) -> None:
         coerce_fields(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
                        "collective_overhead_s": "s", "request_overhead_s": "s"})
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise TokenomicsError(f"efficiency {f.name} must be a number, got {v!r}")
         for name in ("mfu", "mbu", "link_efficiency"):
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
