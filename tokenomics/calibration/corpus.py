@@ -55,6 +55,7 @@ from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import ROOFLINE, Efficiency
+from tokenomics.physics.engine import operator_times
 from tokenomics.physics.memory import max_batch
 from tokenomics.serving.batching import mixed_costs
 from tokenomics.serving.steady import steady_state
@@ -232,8 +233,6 @@ def bound(row: CorpusRow) -> float:
 
     Speed rows: an upper bound [token/s per device]; time rows: a lower bound [s].
     """
-    from tokenomics.physics.engine import operator_times
-
     dep = row.deployment(ROOFLINE, memory_fraction=1.0)
     isl = 1 if row.isl_assumed else row.isl
     o = row.osl

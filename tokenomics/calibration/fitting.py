@@ -141,8 +141,15 @@ def _speed_ratio(d: Design, pred: np.ndarray) -> np.ndarray:
     return np.where(d.kind == "speed", d.measured / pred, pred / d.measured)
 
 
-def grouped_cv(rows: list[CorpusRow] | None = None) -> pd.DataFrame:
+def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None) -> pd.DataFrame:
     """Held-out forecasts of every row under each grouping (module notes).
+
+    Parameters
+    ----------
+    rows : list of CorpusRow, optional
+        Default :func:`calibration_rows`.
+    d : Design, optional
+        Their design matrix, when the caller has built it already.
 
     Returns
     -------
@@ -152,7 +159,7 @@ def grouped_cv(rows: list[CorpusRow] | None = None) -> pd.DataFrame:
         without the row's group) and ``cv_<g>_ratio`` (measured / forecast, as speeds).
     """
     rows = calibration_rows() if rows is None else rows
-    d = build_design(rows)
+    d = build_design(rows) if d is None else d
     out = pd.DataFrame({"id": d.ids})
     for g in GROUPINGS:
         labels = np.array([getattr(r, g) for r in rows])
@@ -280,7 +287,7 @@ def calibration_report(refit: bool = False) -> pd.DataFrame:
     cal = committed()
     eff = _efficiency(fit_design(d)) if refit else cal.efficiency
     f = predict_rows(d, eff)
-    cv = grouped_cv(rows)
+    cv = grouped_cv(rows, d)
     b = np.array([bound(r) for r in rows])
     speedy = d.kind == "speed"
     lo = np.where(speedy, f * cal.ratio_low, f / cal.ratio_low)
@@ -347,7 +354,7 @@ def forecast_interval(speed: Any, bound: Any) -> tuple[Any, Any]:
 def _cv_figures(rows: list[CorpusRow], theta: np.ndarray) -> tuple[float, float, dict]:
     """The interval ratios and the committed cross-validated figures."""
     d = build_design(rows)
-    cv = grouped_cv(rows)
+    cv = grouped_cv(rows, d)
     ratios = np.concatenate([cv[f"cv_{g}_ratio"].to_numpy() for g in GROUPINGS])
     lo, hi = (float(x) for x in np.quantile(ratios, INTERVAL))
     moe = np.array([_is_moe(r) for r in rows])

@@ -296,16 +296,14 @@ def cmd_prefill(a: argparse.Namespace) -> None:
           f"{_label(d)}")
 
 
-def _concurrency_arg(values: list[str]) -> Any:
-    """``--concurrency`` values: whole numbers, or the single word ``max``."""
-    if values == ["max"]:
-        return "max"
+def _concurrency_arg(values: list[str]) -> list[int]:
+    """``--concurrency`` values other than ``max``, as whole numbers."""
     from tokenomics.core.errors import TokenomicsError
 
     try:
         return [int(v) for v in values]
     except ValueError:
-        raise TokenomicsError(f"--concurrency takes whole numbers, or 'max' alone, got "
+        raise TokenomicsError(f"--concurrency takes whole numbers and 'max', got "
                               f"{' '.join(values)}") from None
 
 

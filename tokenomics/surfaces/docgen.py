@@ -106,7 +106,7 @@ def _worst_cause(r: Any) -> str:
         return WORST_CAUSES["qwen3"]
     if r.hardware == "mi300x":
         return WORST_CAUSES["mi300x"]
-    if "20000" in str(r.id_isl):
+    if r.isl > 8192:           # prompts above the 8,192-token step budget
         return WORST_CAUSES["long"]
     return WORST_CAUSES["batch"]
 
@@ -161,7 +161,7 @@ def calibration_page(out: Path) -> None:
     t["worst_held_out_error"] = t[cvcols].max(axis=1)
     isl = {r.id: r.isl for r in load_corpus()}
     worst = t.sort_values("worst_held_out_error", ascending=False).head(10).copy()
-    worst["id_isl"] = [isl[i] for i in worst.id]
+    worst["isl"] = [isl[i] for i in worst.id]
     worst["reason"] = [_worst_cause(r) for r in worst.itertuples()]
     cov = ", ".join(f"{g} {cal.cv[f'{g}_interval_coverage']:.0%}" for g in GROUPINGS)
     (out / "calibration.md").write_text(
