@@ -176,3 +176,55 @@ def test_mla_latent_replicates_on_every_rank_unless_sharded():
 
 def test_kv_shard_all_never_replicates():
     assert Deployment("llama-3.1-70b", "h100-sxm", tp=16, kv_shard="all").kv_replication == 1.0
+
+
+# --------------------------------------------------------------------------------------------
+# Wide expert parallelism with redundant experts (DeepSeek's published layouts)
+# --------------------------------------------------------------------------------------------
+# DeepSeek open-infra-index, day 6 (2025-02-28): prefill "Routed Expert EP32, MLA/Shared
+# Expert DP32 ... 32 redundant routed experts, each GPU handles 9 routed experts"; decode
+# "EP144, DP144 ... 32 redundant routed experts, each GPU manages 2 routed experts".
+def _ds(hw, ep, r=32):
+    return tk.Deployment("deepseek-v3", hw, tp=ep, ep=ep, dp_attention=ep, redundant_experts=r,
+                         weight_dtype="fp8", compute_dtype="fp8", kv_shard="all")
+
+
+@pytest.mark.parametrize("hw, ep, per_gpu", [("h800", 144, 2), ("h800", 72, 4),
+                                             ("gb200", 48, 6), ("h800", 32, 9)])
+def test_deepseek_wide_ep_layouts_build_and_fit(hw, ep, per_gpu):
+    d = _ds(hw, ep)
+    assert d.physical_experts == 288 and d.physical_experts // ep == per_gpu
+    # ~88 sequences per GPU of 4,989 tokens (day 6's mean KV length) fit
+    assert tk.memory_fit(d, 88 * ep, 4989).fits
+    assert tk.decode(d, 88 * ep, 4989).time_s > 0
+
+
+def test_a_redundant_expert_costs_its_weights_on_every_rank():
+    # EP32 with 32 redundant experts holds 9 instead of 8 routed experts per GPU: one more
+    # expert of 3 x 7168 x 2048 = 44,040,192 FP8 weights in each of the 58 MoE layers.
+    extra = tk.weight_bytes_per_device(_ds("h800", 32)) - \
+        tk.weight_bytes_per_device(_ds("h800", 32, r=0))
+    assert extra == pytest.approx(3 * 7168 * 2048 * 58, rel=1e-9)
+
+
+def test_ep_must_divide_the_physical_experts():
+    with pytest.raises(tk.TokenomicsError, match="256 routed experts; add redundant_experts"):
+        tk.Deployment("deepseek-v3", "h800", tp=144, ep=144, dp_attention=144)
+    with pytest.raises(tk.TokenomicsError, match=r"256 \+ 16 redundant"):
+        _ds("h800", 144, r=16)
+    with pytest.raises(tk.TokenomicsError, match="needs expert parallelism"):
+        tk.Deployment("deepseek-v3", "h800", tp=8, redundant_experts=8)
+    with pytest.raises(tk.TokenomicsError, match="whole number >= 0"):
+        _ds("h800", 32, r=-32)
+
+
+def test_redundant_copies_share_the_load_so_a_step_reads_more_of_them():
+    # One token reaches top_k = 8 copies either way; a large batch reaches all 288 copies
+    # instead of all 256 experts.
+    from tokenomics.physics.operators import step_costs
+
+    with_r, without = _ds("h800", 32), _ds("h800", 32, r=0)
+    one = [step_costs(x, 1, 1, 1024, 1)[7].weight_bytes for x in (with_r, without)]
+    assert one[0] == pytest.approx(one[1], rel=0.01)
+    many = [step_costs(x, 100_000, 1, 1024, 1)[7].weight_bytes for x in (with_r, without)]
+    assert many[0] / many[1] == pytest.approx(288 / 256, rel=1e-6)

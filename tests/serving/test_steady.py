@@ -152,3 +152,32 @@ def test_one_request_of_one_output_token_is_a_prefill(i):
     p = tk.prefill(DEP, i).time_s
     assert r.tpot_s == pytest.approx(p, rel=1e-12)
     assert r.ttft_s == pytest.approx(p, rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# The decode pool of a disaggregated deployment
+# --------------------------------------------------------------------------------------------
+def test_decode_pool_steps_are_decode_steps_of_everyone_in_flight():
+    # No prefill rides in a decode pool's steps: TPOT is the decode step of all B sequences
+    # at the mean context I + O/2, and each request spends O - 1 steps there.
+    r = steady_state(DEP, 64, 2048, 128, pool="decode")
+    assert r.tpot_s == pytest.approx(tk.decode(DEP, 64, 2048 + 64).time_s, rel=1e-12)
+    assert r.prefill_tokens_per_step == 0 and r.ttft_s == 0
+    assert r.arrivals_per_step == pytest.approx(64 / 127)
+    assert r.request_latency_s == pytest.approx(127 * r.tpot_s)
+    colocated = steady_state(DEP, 64, 2048, 128)
+    assert r.tpot_s < colocated.tpot_s          # the prompts went to the prefill pool
+
+
+@settings(max_examples=30, deadline=None)
+@given(b=st.integers(1, 512), i=st.integers(1, 8000), o=st.integers(2, 4000))
+def test_decode_pool_littles_law(b, i, o):
+    r = steady_state(DEP, b, i, o, pool="decode")
+    assert r.requests_per_s * r.request_latency_s == pytest.approx(b, rel=1e-9)
+
+
+def test_decode_pool_bad_inputs():
+    with pytest.raises(TokenomicsError, match="output_tokens >= 2"):
+        steady_state(DEP, 8, 1024, 1, pool="decode")
+    with pytest.raises(TokenomicsError, match="pool must be 'colocated' or 'decode'"):
+        steady_state(DEP, 8, 1024, 64, pool="prefill")

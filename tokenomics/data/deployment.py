@@ -47,7 +47,10 @@ class Deployment:
         Attention data parallelism inside a stage (divides ``tp``): attention runs
         tensor-parallel over ``tp / dp_attention`` devices, each such group serving its own
         ``1 / dp_attention`` of the sequences with its own copy of the attention weights (as
-        DeepSeek-style deployments run MLA beside expert-parallel MoE).
+        DeepSeek-style deployments run MLA beside expert-parallel MoE). **Batch convention:**
+        every ``batch`` / ``concurrency`` argument of the library counts the sequences of the
+        whole replica, never of one attention rank; each rank serves ``batch / dp_attention``
+        of them (DeepSeek's decode on EP144: ~88 sequences per GPU is ``batch=12_700``).
     weight_dtype : str, optional
         Weight format; default the model's released format.
     expert_dtype : str, optional
@@ -79,6 +82,13 @@ class Deployment:
         :func:`tokenomics.physics.memory.activation_workspace_bytes` for the step being sized.
     allow_beyond_max_context : bool
         Permit contexts longer than the model's ``max_position_embeddings``.
+    redundant_experts : int
+        Extra copies of routed experts spread over the ``ep`` devices (>= 0, default 0), as
+        DeepSeek's expert-parallel load balancer places the hottest experts twice: the
+        ``E + r`` physical experts must divide evenly over ``ep``, so EP degrees that do not
+        divide ``E`` become possible (DeepSeek-V3: 256 + 32 = 288 over EP144, EP72, EP48 or
+        EP32). Each device holds ``(E + r) / ep`` experts; a step reads the distinct
+        physical experts its tokens reach (the copies share the load evenly).
     comm_overlap : float
         Fraction of communication time hidden behind compute, [0, 1] (default 0: none). At
         most the step's compute-and-memory time can be hidden.
@@ -120,6 +130,7 @@ class Deployment:
     dp_attention: int = 1
     comm_overlap: float = 0.0
     allreduce_algorithm: str = "auto"
+    redundant_experts: int = 0
 
     def __post_init__(self) -> None:
         coerce_fields(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
@@ -219,23 +230,35 @@ class Deployment:
             raise TokenomicsError(
                 f"attention tensor parallelism {atp} must divide {m.id}'s {a.num_kv_heads} KV "
                 "heads or be a multiple of them")
-        if self.ep > 1:
+        if self.ep > 1 or self.redundant_experts:
             self._check_expert_parallel()
         self._check_links()
 
     def _check_expert_parallel(self) -> None:
-        """``ep > 1`` needs a MoE model, ``ep == tp`` and ``ep`` dividing the routed experts."""
+        """``ep > 1`` needs a MoE model, ``ep == tp`` and ``ep`` dividing the routed experts
+        (redundant copies included)."""
         m = self.model
         if not m.is_moe:
-            raise TokenomicsError(f"ep={self.ep} but {m.id} has no experts; use ep=1")
+            what = f"ep={self.ep}" if self.ep > 1 else \
+                f"redundant_experts={self.redundant_experts!r}"
+            raise TokenomicsError(f"{what} but {m.id} has no experts; use ep=1 and "
+                                  f"redundant_experts=0")
+        r = self.redundant_experts
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
+            raise TokenomicsError(f"redundant_experts must be a whole number >= 0, got {r!r}")
+        if r and self.ep == 1:
+            raise TokenomicsError(f"redundant_experts={r} needs expert parallelism (ep > 1): "
+                                  f"with ep=1 every device holds a slice of every expert")
         if self.ep != self.tp:
             raise TokenomicsError(
                 f"ep must be 1 (experts tensor-parallel) or tp={self.tp} (whole experts "
                 f"spread over the stage), got ep={self.ep}")
         assert m.moe is not None
-        if m.moe.num_experts % self.ep:
+        if self.physical_experts % self.ep:
+            extra = f" + {r} redundant" if r else ""
             raise TokenomicsError(
-                f"ep={self.ep} must divide {m.id}'s {m.moe.num_experts} routed experts")
+                f"ep={self.ep} must divide {m.id}'s {m.moe.num_experts}{extra} routed experts;"
+                f" add redundant_experts so that E + r is a multiple of ep")
 
     def _check_links(self) -> None:
         """The tp group and a pipeline replica must fit the hardware's published links."""
@@ -282,6 +305,13 @@ class Deployment:
                 "published peak or give one with hardware.with_(peak_flop_per_s={...}). "
                 "Memory-bound decode works without it (a bandwidth-only lower bound)"
             ) from None
+
+    @property
+    def physical_experts(self) -> int:
+        """Routed experts held over the replica, redundant copies included: ``E + r``
+        (0 for a dense model)."""
+        m = self.model.moe
+        return 0 if m is None else m.num_experts + self.redundant_experts
 
     @property
     def attention_tp(self) -> int:

@@ -75,6 +75,7 @@ _EXPORTS = {
     "kv_context_crossover_tokens": ".kv",
     "weight_bytes": ".memory",
     "weight_bytes_per_device": ".memory",
+    "redundancy_factor": ".memory",
     "activation_workspace_bytes_per_token": ".memory",
     "logits_workspace_bytes_per_sequence": ".memory",
     "MemoryFit": ".memory",

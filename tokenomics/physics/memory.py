@@ -102,6 +102,9 @@ def weight_bytes_per_device(dep: Deployment) -> float:
 
     .. math:: W_\mathrm{dev} = \frac{d_{attn} W_{attn} + W_{rest}}{tp \cdot pp}
 
+    with the routed experts in :math:`W_{rest}` counted :math:`(E + r)/E` times when the
+    deployment holds ``redundant_experts`` :math:`r`.
+
     Examples
     --------
     >>> import tokenomics as tk
@@ -115,8 +118,18 @@ def weight_bytes_per_device(dep: Deployment) -> float:
     attn_like = ((b["attention"] + b["norms"]) * w
                  + (b["embedding"] + b["lm_head"]) * bytes_per_element(dep.embedding_dtype))
     rest = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w + \
-        b["routed_experts"] * bytes_per_element(dep.expert_dtype)
+        b["routed_experts"] * redundancy_factor(dep) * bytes_per_element(dep.expert_dtype)
     return float((attn_like * dep.dp_attention + rest) / dep.n_devices)
+
+
+def redundancy_factor(dep: Deployment) -> float:
+    """Routed-expert weights held relative to one copy of each: :math:`(E + r) / E` [-].
+
+    1 without redundant experts or experts. DeepSeek-V3 on EP144 with 32 redundant experts:
+    288 / 256 = 1.125.
+    """
+    m = dep.model.moe
+    return 1.0 if m is None else dep.physical_experts / m.num_experts
 
 
 def activation_workspace_bytes_per_token(dep: Deployment) -> float:

@@ -294,7 +294,8 @@ def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
     """Router, shared experts and routed experts of the MoE layers (zero cost without any).
 
     Routed experts: FLOPs for ``top_k`` per token, weight bytes for the distinct experts the
-    step's N tokens touch (:func:`~tokenomics.physics.formulas.distinct_experts`).
+    step's N tokens touch (:func:`~tokenomics.physics.formulas.distinct_experts` over the
+    ``E + r`` physical experts when the deployment holds redundant copies).
     """
     m = dep.model
     Lm = m.num_moe_layers
@@ -316,7 +317,9 @@ def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
     shared = OpCost("moe_shared", 2.0 * N * p_sh * Lm, p_sh * w * Lm + zero, zero,
                     N * sh_io * Lm)
     p_e = expert_params(m)
-    distinct = F.distinct_experts(E, k, N)
+    # with redundant copies the tokens of a logical expert spread over its copies: the step
+    # reaches k copies at one token and all E + r of them at many
+    distinct = F.distinct_experts(dep.physical_experts, k, N)
     e_io = k * (2 * h + 3 * moe.expert_intermediate_size) * act
     experts = OpCost("moe_experts", 2.0 * N * k * p_e * Lm, distinct * p_e * we * Lm, zero,
                      N * e_io * Lm)

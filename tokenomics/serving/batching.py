@@ -54,7 +54,12 @@ from tokenomics.physics.engine import (
     step_seconds,
 )
 from tokenomics.physics.kv import kv_cache_bytes
-from tokenomics.physics.memory import kv_per_sequence_bytes, memory_fit, weight_bytes_per_device
+from tokenomics.physics.memory import (
+    kv_per_sequence_bytes,
+    memory_fit,
+    redundancy_factor,
+    weight_bytes_per_device,
+)
 from tokenomics.physics.operators import OpCost, step_costs
 from tokenomics.physics.params import param_breakdown
 from tokenomics.physics.step import decode, prefill
@@ -657,7 +662,8 @@ def _split_memory(attention: Deployment, ffn: FFNPool, B: Any, C: Any,
     b = param_breakdown(attention.model)
     w = bytes_per_element(attention.weight_dtype)
     ffn_part = ((b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
-                + b["routed_experts"] * bytes_per_element(attention.expert_dtype))
+                + b["routed_experts"] * redundancy_factor(attention)
+                * bytes_per_element(attention.expert_dtype))
     ffn_w = ffn_part / ffn.devices
     attn_w = weight_bytes_per_device(attention) - ffn_part / attention.n_devices
     mem_a = attn_w + B * kv_per_sequence_bytes(attention, C)

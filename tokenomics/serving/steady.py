@@ -126,8 +126,34 @@ def _concurrency(dep: Deployment, concurrency: Any, total: np.ndarray) -> np.nda
     return V.counts(concurrency, "concurrency")
 
 
+def _decode_pool(dep: Deployment, B: np.ndarray, inp: np.ndarray, out: np.ndarray,
+                 c: np.ndarray) -> SteadyState:
+    """The decode pool of a disaggregated deployment in steady state (no prefill in its
+    steps; see :func:`steady_state`)."""
+    if np.any(out < 2):
+        raise TokenomicsError("a decode pool needs output_tokens >= 2: the prefill pool "
+                              "emits the first token, the decode pool the rest")
+    B, inp, out, c = np.broadcast_arrays(B, inp, out, c)
+    ctx = inp + out / 2.0
+    a = B / (out - 1.0)
+    t = np.asarray(mixed_step_seconds(dep, B, ctx, 1.0, 0.0, 0.0), float)
+    fits = B <= np.asarray(max_batch(dep, inp + out), float)
+    S = V.scalar_or_array
+    zero = np.zeros_like(t)
+    return SteadyState(
+        concurrency=S(B), input_tokens=S(inp), output_tokens=S(out), cached_tokens=S(c),
+        context_tokens=S(ctx), arrivals_per_step=S(a), prefill_tokens_per_step=S(zero),
+        chunks_per_prompt=S(zero), tpot_s=S(t), decode_only_tpot_s=S(t), ttft_s=S(zero),
+        output_tokens_per_s_per_device=S(B / t / dep.n_devices),
+        tokens_per_s_per_user=S(1.0 / t), requests_per_s=S(a / t),
+        request_latency_s=S((out - 1.0) * t),
+        fits=bool(fits) if np.ndim(fits) == 0 else fits,
+        efficiency="roofline" if dep.efficiency == ROOFLINE else "custom")
+
+
 def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_tokens: Any, *,
-                 cached_tokens: Any = 0, chunk_tokens: Any = None) -> SteadyState:
+                 cached_tokens: Any = 0, chunk_tokens: Any = None,
+                 pool: str = "colocated") -> SteadyState:
     """TPOT, TTFT and throughput of continuous batching at concurrency ``B`` in steady state.
 
     Parameters
@@ -147,6 +173,13 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
         Largest prefill chunk of one prompt per step :math:`S` [token] (Sarathi-Serve's
         chunk; the decodes ride beside it, unlike :func:`chunked_prefill`'s step budget).
         None: a prompt's whole prefill runs in one step.
+    pool : {"colocated", "decode"}
+        ``"colocated"`` (default): prefill and decode share the replica's steps.
+        ``"decode"``: the decode pool of a disaggregated deployment. Its steps carry only
+        the :math:`B` decodes; requests arrive with their KV and first token from the
+        prefill pool (:func:`tokenomics.disagg`), so ``ttft_s`` and
+        ``prefill_tokens_per_step`` are 0 (the pool adds nothing to TTFT but its own
+        queueing) and each request lives :math:`O - 1` steps (``output_tokens >= 2``).
 
     Returns
     -------
@@ -173,7 +206,9 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     + t_\\mathrm{req}` (at light load, :math:`a < 1`, above :math:`k t`). Requests finish
     at :math:`\\lambda = a / t` per second and live :math:`W = O t` in the engine, so
     :math:`B = \\lambda W` (Little's law). At :math:`B = O = 1` the step is the prompt's
-    prefill alone.
+    prefill alone. In a decode pool (``pool="decode"``) the step is the decode of all
+    :math:`B` at :math:`C`; :math:`a = B/(O - 1)` requests arrive a step and
+    :math:`W = (O - 1) t`.
 
     The system is closed (a new request enters as one ends): TTFT holds no queueing wait;
     :math:`t_\\mathrm{req}` is the efficiency's ``request_overhead_s``.
@@ -194,9 +229,13 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     """
     if dep.pp != 1:
         raise TokenomicsError("steady_state models a single pipeline stage; use pp=1")
+    if pool not in ("colocated", "decode"):
+        raise TokenomicsError(f"pool must be 'colocated' or 'decode', got {pool!r}")
     inp, out, c, s = _lengths(input_tokens, output_tokens, cached_tokens, chunk_tokens)
     V.context_within(dep.model, inp + out, dep.allow_beyond_max_context)
     B = _concurrency(dep, concurrency, inp + out)
+    if pool == "decode":
+        return _decode_pool(dep, B, inp, out, c)
     new = inp - c
     k = np.ones_like(new) if s is None else np.ceil(new / s)
     B, inp, out, c, new, k = np.broadcast_arrays(B, inp, out, c, new, k)
