@@ -20,8 +20,11 @@ from tokenomics.calibration.corpus import (
 ROWS = {r.id: r for r in load_corpus()}
 
 
-def test_the_corpus_holds_the_220_public_rows_none_reserved_or_v5_1():
-    assert len(ROWS) == 220
+def test_the_corpus_holds_the_220_public_rows_and_deepseeks_two_none_reserved_or_v5_1():
+    assert len(ROWS) == 222
+    assert sum(r.id.startswith("P") for r in ROWS.values()) == 220
+    assert {r.id for r in ROWS.values() if r.source_group == "deepseek-open-infra"} == \
+        {"DS-D1", "DS-P1"}
     for r in ROWS.values():
         # MLPerf v5.1 and later and the LMSYS/SGLang large-scale figures are held out
         assert "inference_results_v5" not in r.source and "lmsys" not in r.source.lower()
@@ -106,3 +109,26 @@ def test_reserved_rows_are_left_out_unless_asked(tmp_path):
     p = _write(tmp_path, [{"id": "V1", "reserved": "True"}, {"id": "F1"}])
     assert [r.id for r in load_corpus(p)] == ["F1"]
     assert [r.id for r in load_corpus(p, include_reserved=True)] == ["V1", "F1"]
+
+
+def test_deepseek_decode_row_reads_day_6_by_hand():
+    # 14.8k output tok/s per 8-GPU node = 1,850 per GPU at 20-22 tok/s per user (1/21 s);
+    # Little: 1,850 x 144 GPUs x (1/21) = 12,686 in flight on the EP144 instance. Mean KV
+    # 4,989 = I + O/2 with I/O = 608B / 168B = 3.62 gives O = 1,211 and I = 4,384.
+    r = ROWS["DS-D1"]
+    assert r.batch_per_device == round(14_800 / 8 * 144 / 21)
+    assert r.measured == pytest.approx(1 / 21, rel=1e-4)
+    assert r.isl + r.osl / 2 == pytest.approx(4989, abs=1)
+    assert r.isl / r.osl == pytest.approx(608 / 168, rel=0.01)
+    d = r.deployment()
+    assert (d.tp, d.ep, d.dp_attention, d.physical_experts) == (144, 144, 144, 288)
+    assert r.pool == "decode" and bound(r) < r.measured
+
+
+def test_deepseek_prefill_row_counts_only_computed_tokens():
+    # 73.7k input tok/s per node including the 56.3% that hit the disk cache (342B of 608B):
+    # 73,700 x (1 - 0.563) / 8 GPUs = 4,026 computed prompt tokens/s per GPU, under the bound.
+    r = ROWS["DS-P1"]
+    assert r.measured == pytest.approx(73_700 * (1 - 342 / 608) / 8, rel=0.002)
+    assert not r.fitted and r.pool == "prefill"
+    assert r.measured < bound(r)

@@ -20,10 +20,16 @@ from tokenomics.calibration.fitting import committed
 ])
 def test_closed_form_equals_the_library_on_every_row(eff):
     eff = committed().efficiency if eff == "committed" else eff
-    rows = load_corpus()
+    rows = [r for r in load_corpus() if r.pool != "prefill"]
     fast = predict_rows(build_design(rows), eff)
     lib = np.array([forecast(r, eff) for r in rows])
     np.testing.assert_allclose(fast, lib, rtol=1e-9)
+
+
+def test_prefill_pool_rows_are_refused():
+    rows = [r for r in load_corpus() if r.pool == "prefill"]
+    with pytest.raises(tk.TokenomicsError, match="forecast by corpus.forecast alone"):
+        build_design(rows)
 
 
 def test_collective_overhead_is_refused():

@@ -38,7 +38,7 @@ def test_refit_reproduces_the_committed_parameters():
     for name, v in zip(PARAMS, theta, strict=True):
         assert v == pytest.approx(getattr(cal.efficiency, name), rel=1e-5, abs=1e-9)
     assert set(cal.inputs) == {r.id for r in calibration_rows()}
-    assert len(cal.inputs) == 220
+    assert len(cal.inputs) == 221      # 220 public rows and DeepSeek's decode (DS-D1)
 
 
 def test_fitted_parameters_are_physical():
@@ -89,8 +89,8 @@ def test_forecast_within_bound_and_intervals_contain_it(report):
 
 def test_excluded_rows_say_why():
     ex = excluded_rows()
-    assert {"deepseek-day6-prefill", "deepseek-day6-decode"} <= set(ex.id)
-    assert ex.reason.str.len().min() > 20
+    assert list(ex.id) == ["DS-P1"]
+    assert "bound check only" in ex.reason.iloc[0]
 
 
 def test_presets():

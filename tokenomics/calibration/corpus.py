@@ -3,7 +3,8 @@
 ``measurements/corpus.csv`` holds the public corpus of ``shared/reference/
 measurements-public.csv`` (MLPerf Inference v4.1 and the TensorRT-LLM performance tables;
 every row with its source path, its assumptions and a trust grade) and the columns the
-library adds: the group each row belongs to for cross-validation (``source_group``,
+library adds: the layout fields ``redundant_experts``, ``comm_overlap`` and ``pool``, the
+group each row belongs to for cross-validation (``source_group``,
 ``hardware_family``, ``model_family``), whether its mean input length is assumed
 (``isl_assumed``), the runtime's scheduler limits where the row runs at max load
 (``runtime_max_batch``, ``runtime_max_num_tokens``: 0 when not applicable) and ``reserved``
@@ -27,7 +28,14 @@ tok/s per device               :math:`B = \\min(B_\\mathrm{fit}, B_\\mathrm{run}
 server TPOT at concurrency     mean TPOT at the published concurrency (Little's law on the
                                published throughput and TPOT)
 TTFT                           time to first token at the published (light) concurrency
+prefill tok/s per device       prompt tokens computed per second per device of a prefill
+                               pool, its batch the memory fit (bound-only rows)
 =============================  =============================================================
+
+A row may run in one pool of a disaggregated deployment (``pool``: a decode pool's steps
+carry no prefill, :func:`~tokenomics.serving.steady.steady_state` with ``pool="decode"``),
+hold redundant experts (``redundant_experts``) and overlap communication with compute
+(``comm_overlap``, as published). Rows with ``fitted`` False check the bound only.
 
 The **bound** of a row is what no implementation of the same work can beat: every step at
 its perfect-overlap lower bound :math:`\\max(\\sum F / P, \\sum Q / \\beta)` with
@@ -57,21 +65,25 @@ from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import operator_times
 from tokenomics.physics.memory import max_batch
+from tokenomics.physics.step import prefill
 from tokenomics.serving.batching import mixed_costs
 from tokenomics.serving.steady import steady_state
 
 #: Corpus metric -> what it measures: a speed (higher is faster) or a time.
 METRICS = {"offline_tok_s_per_device": "speed", "fixed_isl_osl_tok_s_per_device": "speed",
-           "server_tpot_at_concurrency": "time", "ttft_s": "time"}
+           "prefill_tok_s_per_device": "speed", "server_tpot_at_concurrency": "time",
+           "ttft_s": "time"}
+#: Where a row's steps run: a colocated replica, or one pool of a disaggregated deployment.
+POOLS = ("colocated", "decode", "prefill")
 #: The groupings of the grouped cross-validation.
 GROUPINGS = ("hardware_family", "model_family", "source_group")
 #: Fraction of device memory the forecast lets the engine use (TensorRT-LLM's
 #: ``kv_cache_free_gpu_mem_fraction`` 0.90-0.95 of what the weights leave; vLLM's 0.9).
 MEMORY_FRACTION = 0.9
-_INT = ("devices", "tp", "pp", "ep", "attn_dp", "isl", "osl", "batch_per_device",
-        "runtime_max_batch", "runtime_max_num_tokens")
-_BOOL = ("isl_assumed", "reserved")
-_FLOAT = ("measured",)
+_INT = ("devices", "tp", "pp", "ep", "attn_dp", "redundant_experts", "isl", "osl",
+        "batch_per_device", "runtime_max_batch", "runtime_max_num_tokens")
+_BOOL = ("isl_assumed", "reserved", "fitted")
+_FLOAT = ("measured", "comm_overlap")
 _COMPUTE = {"fp8": "fp8", "nvfp4": "nvfp4", "bf16": "bf16", "fp16": "fp16", "int8": "int8"}
 
 
@@ -87,6 +99,9 @@ class CorpusRow:
     pp: int
     ep: int
     attn_dp: int
+    redundant_experts: int
+    comm_overlap: float
+    pool: str
     weight_dtype: str
     kv_dtype: str
     isl: int
@@ -102,6 +117,7 @@ class CorpusRow:
     hardware_family: str
     model_family: str
     reserved: bool
+    fitted: bool
     trust: str
     assumptions: str
     source: str
@@ -119,7 +135,9 @@ class CorpusRow:
                           dp_attention=self.tp if self.attn_dp else 1,
                           weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype,
                           compute_dtype=_COMPUTE.get(self.weight_dtype, self.weight_dtype),
-                          efficiency=efficiency, usable_memory_fraction=memory_fraction)
+                          efficiency=efficiency, usable_memory_fraction=memory_fraction,
+                          redundant_experts=self.redundant_experts,
+                          comm_overlap=self.comm_overlap)
 
 
 def _parse(raw: dict[str, str], where: str) -> CorpusRow:
@@ -146,6 +164,8 @@ def _parse(raw: dict[str, str], where: str) -> CorpusRow:
     if row.metric not in METRICS:
         raise CatalogError(f"{where}: field metric: {row.metric!r} is not one of "
                            f"{', '.join(METRICS)}")
+    if row.pool not in POOLS:
+        raise CatalogError(f"{where}: field pool: {row.pool!r} is not one of {', '.join(POOLS)}")
     if not (row.measured > 0 and np.isfinite(row.measured)):
         raise CatalogError(f"{where}: field measured: must be a positive number, got "
                            f"{row.measured!r}")
@@ -220,7 +240,10 @@ def forecast(row: CorpusRow, efficiency: Efficiency) -> float:
     :func:`~tokenomics.serving.steady.steady_state` at :func:`concurrency`.
     """
     dep = row.deployment(efficiency)
-    r = steady_state(dep, concurrency(row, dep), row.isl, row.osl)
+    if row.pool == "prefill":      # prompts of a prefill pool at its memory-limited batch
+        return float(prefill(dep, row.isl, concurrency(row, dep)).tokens_per_s_per_device)
+    r = steady_state(dep, concurrency(row, dep), row.isl, row.osl,
+                     pool="decode" if row.pool == "decode" else "colocated")
     if row.metric == "server_tpot_at_concurrency":
         return float(r.tpot_s)
     if row.metric == "ttft_s":
@@ -245,9 +268,14 @@ def bound(row: CorpusRow) -> float:
     dec = b - a
     if row.metric == "ttft_s":    # the request's own prefill, alone
         dec, a = 0.0, 1.0
+    elif row.pool == "decode":    # a decode pool's steps carry no prefill
+        dec, a = float(b), 0.0
+    elif row.pool == "prefill":   # b prompts, no decodes; throughput counts prompt tokens
+        dec, a = 0.0, float(b)
     t = operator_times(dep, mixed_costs(dep, dec, isl + o / 2.0, isl, 0.0, a)).lower_bound_s
     t = float(t)
-    return b / t / dep.tp if row.kind == "speed" else t
+    per_step = b * isl if row.pool == "prefill" else b
+    return per_step / t / dep.tp if row.kind == "speed" else t
 
 
 def speed_ratio(row: CorpusRow, value: float) -> float:

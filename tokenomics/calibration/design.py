@@ -14,10 +14,12 @@ For row :math:`r` and operator :math:`o` with FLOPs :math:`F`, bytes :math:`Q`, 
 
 .. math::
    t_{c} = \\frac{F}{n P\\,\\mathrm{mfu}\\,s_o},\\quad t_{m} = \\frac{Q}{n \\beta\\,\\mathrm{mbu}},
-   \\quad t = \\sum_o \\left[\\max(t_c, t_m) + (1 - v)\\min(t_c, t_m)\\right]
-   + t_\\mathrm{lat} + \\frac{t_\\mathrm{bw}}{\\eta} + t_\\mathrm{step} (+ t_\\mathrm{req})
+   \\quad t_o = \\sum_o \\left[\\max(t_c, t_m) + (1 - v)\\min(t_c, t_m)\\right],
+   \\quad t = t_o + t_x - \\min(\\omega t_x, t_o) + t_\\mathrm{step} (+ t_\\mathrm{req}),
+   \\quad t_x = t_\\mathrm{lat} + t_\\mathrm{bw} / \\eta
 
 with :math:`s_o` from :func:`tokenomics.physics.engine.compute_scale`, :math:`v` the overlap,
+:math:`\\omega` the row's published ``comm_overlap``,
 :math:`\\eta` the link efficiency and :math:`t_\\mathrm{req}` for TTFT rows. Collective
 time is linear in :math:`1/\\eta` for each algorithm; the fastest algorithm is the one chosen
 at :math:`\\eta = 1` (the test above checks the committed point).
@@ -61,6 +63,8 @@ class Design:
         Layers per replica [-].
     concurrency : numpy.ndarray
         Sequences in flight [-].
+    comm_overlap : numpy.ndarray
+        The row's published share of communication hidden behind compute, [0, 1].
     kind : numpy.ndarray of str
         ``"speed"``, ``"tpot"`` or ``"ttft"``.
     measured : numpy.ndarray
@@ -78,19 +82,27 @@ class Design:
     comm_bandwidth_s: np.ndarray
     layers: np.ndarray
     concurrency: np.ndarray
+    comm_overlap: np.ndarray
     kind: np.ndarray
     measured: np.ndarray
 
 
 def _row_work(row: CorpusRow) -> dict[str, Any]:
     """One row's timed step: its operator costs and collectives at its concurrency."""
+    if row.pool == "prefill":
+        raise TokenomicsError(f"{row.id}: the design covers steady-state rows; a prefill "
+                              f"pool's row is forecast by corpus.forecast alone")
     dep = row.deployment(ROOFLINE)
     b = float(concurrency(row, dep))
-    a = b / row.osl
-    chunks = max(a, 1.0) if row.metric == "ttft_s" else a     # steady_state's TTFT step
-    costs = mixed_costs(dep, b - a, row.isl + row.osl / 2.0, float(row.isl), 0.0, chunks)
-    n_tok = (b - a) + chunks * row.isl
-    logits = (b - a) + chunks
+    if row.pool == "decode":      # steady_state(pool="decode"): all b decode, no prefill
+        dec, chunks, chunk_tokens = b, 0.0, 1.0
+    else:
+        a = b / row.osl
+        dec, chunk_tokens = b - a, float(row.isl)
+        chunks = max(a, 1.0) if row.metric == "ttft_s" else a    # steady_state's TTFT step
+    costs = mixed_costs(dep, dec, row.isl + row.osl / 2.0, chunk_tokens, 0.0, chunks)
+    n_tok = dec + chunks * chunk_tokens
+    logits = dec + chunks
 
     def comm(eff: Efficiency) -> float:
         return float(exposed_comm_s(dep.with_(efficiency=eff), 0.0, 1.0, n_tok, logits,
@@ -105,7 +117,7 @@ def _row_work(row: CorpusRow) -> dict[str, Any]:
                 peak=dep.compute_peak_flop_per_s("the corpus row's step"),
                 bandwidth=dep.hardware.mem_bw_bytes_per_s, comm_latency_s=2 * c1 - c_half,
                 comm_bandwidth_s=c_half - c1, layers=float(dep.model.num_layers),
-                concurrency=b, kind={"server_tpot_at_concurrency": "tpot",
+                concurrency=b, comm_overlap=row.comm_overlap, kind={"server_tpot_at_concurrency": "tpot",
                                      "ttft_s": "ttft"}.get(row.metric, "speed"),
                 measured=row.measured)
 
@@ -136,8 +148,9 @@ def predict_rows(d: Design, eff: Efficiency) -> np.ndarray:
         scale[:, _EXPERTS] = m / (m + eff.expert_half_tokens)
     tc = d.flops / (d.devices[:, None] * d.peak[:, None] * eff.mfu * scale)
     tm = d.bytes / (d.devices[:, None] * d.bandwidth[:, None] * eff.mbu)
-    t_ops = np.maximum(tc, tm) + (1.0 - eff.overlap) * np.minimum(tc, tm)
-    t = (t_ops.sum(axis=1) + d.comm_latency_s + d.comm_bandwidth_s / eff.link_efficiency
-         + eff.step_overhead_s + eff.layer_overhead_s * d.layers)
+    t_ops = (np.maximum(tc, tm) + (1.0 - eff.overlap) * np.minimum(tc, tm)).sum(axis=1)
+    comm = d.comm_latency_s + d.comm_bandwidth_s / eff.link_efficiency
+    exposed = comm - np.minimum(d.comm_overlap * comm, t_ops)   # as the step engine hides it
+    t = t_ops + exposed + eff.step_overhead_s + eff.layer_overhead_s * d.layers
     return np.where(d.kind == "speed", d.concurrency / np.where(t > 0, t, 1.0) / d.devices,
                     t + np.where(d.kind == "ttft", eff.request_overhead_s, 0.0))

@@ -64,13 +64,7 @@ F_SCALE = 0.1
 INTERVAL = (0.1, 0.9)
 
 #: Published figures the corpus cannot express yet, and why.
-UNEXPRESSED = (
-    ("deepseek-day6-prefill", "DeepSeek open-infra-index day 6: 73.7k input tok/s per 8-H800 "
-     "node (32.2k without cache hits) at EP32 with DP attention; needs expert parallelism "
-     "wider than one tensor-parallel group (ep = tp only today)"),
-    ("deepseek-day6-decode", "DeepSeek open-infra-index day 6: 14.8k output tok/s per node at "
-     "EP144 with 32 redundant experts; needs EP that does not divide the routed experts"),
-)
+UNEXPRESSED: tuple[tuple[str, str], ...] = ()
 
 
 def _efficiency(theta: Any) -> Efficiency:
@@ -87,8 +81,9 @@ def predict(m: Measurement, efficiency: Efficiency = ROOFLINE) -> float:
 
 
 def calibration_rows() -> list[CorpusRow]:
-    """The corpus rows the fit uses: every row that is not reserved for validation."""
-    return load_corpus()
+    """The corpus rows the fit uses: every row not reserved for validation and not marked
+    bound-only (``fitted`` False)."""
+    return [r for r in load_corpus() if r.fitted]
 
 
 def excluded_rows() -> pd.DataFrame:
@@ -96,6 +91,8 @@ def excluded_rows() -> pd.DataFrame:
     the figures the corpus cannot express yet (:data:`UNEXPRESSED`)."""
     recs = [dict(id=r.id, reason="reserved for independent validation (never fitted)")
             for r in load_corpus(include_reserved=True) if r.reserved]
+    recs += [dict(id=r.id, reason="bound check only: " + r.assumptions.split("; ")[-1])
+             for r in load_corpus() if not r.fitted]
     recs += [dict(id=i, reason=why) for i, why in UNEXPRESSED]
     return pd.DataFrame(recs, columns=["id", "reason"])
 
