@@ -96,7 +96,8 @@ def test_frontier_skips_layouts_that_do_not_fit_when_asked():
 def test_frontier_columns_cost_and_energy():
     d = tk.Deployment("llama-3.1-8b", "h100-sxm")
     f = frontier([d], 2048)
-    assert set(f.efficiency) == {"calibrated"}      # the forecast is the default
+    assert set(f.efficiency) == {"roofline"}        # the deployment's own: the bound
+    assert set(frontier([d], 2048, efficiency="calibrated").efficiency) == {"calibrated"}
     f = frontier([d], 2048, efficiency="roofline")
     assert set(f.efficiency) == {"roofline"}
     for col in ("tokens_per_s_per_user", "tokens_per_s_per_device", "cost_usd_per_mtok",

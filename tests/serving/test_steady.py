@@ -181,3 +181,13 @@ def test_decode_pool_bad_inputs():
         steady_state(DEP, 8, 1024, 1, pool="decode")
     with pytest.raises(TokenomicsError, match="pool must be 'colocated' or 'decode'"):
         steady_state(DEP, 8, 1024, 64, pool="prefill")
+
+
+def test_results_say_which_efficiency_produced_them():
+    cal = tk.efficiency_presets()["calibrated"]
+    assert steady_state(DEP, 8, 512, 64).efficiency == "roofline"
+    assert steady_state(DEP.with_(efficiency=cal), 8, 512, 64).efficiency == "calibrated"
+    assert steady_state(DEP.with_(efficiency=tk.Efficiency(mfu=0.5)), 8, 512,
+                        64).efficiency == "custom"
+    assert set(tk.decode(DEP.with_(efficiency=cal), [1, 8], 512).to_frame().efficiency) == \
+        {"calibrated"}

@@ -33,7 +33,7 @@ def test_defaults_stated_in_the_help():
     d = p.parse_args(["decode", "m", "h"])
     assert (d.batch, d.context, d.tp, d.pp, d.kv_dtype, d.usable_fraction, d.reserve_gb) == (
         [1, 8, 32, 64], [8192], 1, 1, "bf16", 0.9, 0.0)
-    assert d.efficiency == "calibrated" and d.allreduce == "auto"
+    assert d.efficiency == "roofline" and d.allreduce == "auto"   # the library's one default
     assert p.parse_args(["report", "m", "h"]).tp is None     # report picks the smallest tp
     r = p.parse_args(["retention", "m", "h"])
     assert (r.context, r.gap_median_min, r.gap_mean_to_median, r.tier) == (

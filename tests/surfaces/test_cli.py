@@ -17,9 +17,9 @@ def test_decode_csv_and_json(tmp_path, capsys):
                "--csv", str(csv), "--json", str(js)])
     assert rc == 0
     out = capsys.readouterr().out
-    assert "calibrated forecast" in out
-    assert main(["decode", "llama-3.1-8b", "h100-sxm", "--efficiency", "roofline"]) == 0
-    assert "pure roofline bound" in capsys.readouterr().out
+    assert "pure roofline bound" in out                 # the library's one default
+    assert main(["decode", "llama-3.1-8b", "h100-sxm", "--efficiency", "calibrated"]) == 0
+    assert "calibrated forecast" in capsys.readouterr().out
     df = pd.read_csv(csv)
     assert list(df.batch) == [1, 8] and df.step_time_s.dtype.kind == "f"
     assert json.loads(js.read_text())[0]["context_tokens"] == 1024
@@ -48,7 +48,7 @@ def test_retention_shows_the_stated_default_beside_gpu_time_only(tmp_path, capsy
     # S62 on the source's session: 119,000 tokens x 327,680 B = 39.0 GB of KV on 8 x H100.
     csv = tmp_path / "r.csv"
     assert main(["retention", "llama-3.1-70b", "h100-sxm", "--tp", "8", "--tier", "dram", "ssd",
-                 "--csv", str(csv)]) == 0
+                 "--efficiency", "calibrated", "--csv", str(csv)]) == 0
     assert "39.0 GB of KV" in capsys.readouterr().out
     df = pd.read_csv(csv).set_index(["tier", "miss_pricing"])
     stated, gpu = df.loc[("dram", "stated default")], df.loc[("dram", "GPU time only")]
@@ -185,7 +185,7 @@ def test_steady_reports_tpot_under_load_beside_the_decode_only_step(tmp_path, ca
     assert main(["steady", "llama-3.1-8b", "h100-sxm", "--input", "2048", "--output", "128",
                  "--concurrency", "1", "64", "max", "--csv", str(csv)]) == 0
     out = capsys.readouterr().out
-    assert "TPOT carries the prefill" in out and "calibrated forecast" in out
+    assert "TPOT carries the prefill" in out and "pure roofline bound" in out
     df = pd.read_csv(csv)
     assert list(df.concurrency[:2]) == [1, 64]
     assert df.prefill_tokens_per_step[1] == 1024
@@ -197,3 +197,22 @@ def test_steady_reports_tpot_under_load_beside_the_decode_only_step(tmp_path, ca
 def test_steady_refuses_a_non_number_concurrency(capsys):
     assert main(["steady", "llama-3.1-8b", "h100-sxm", "--concurrency", "many"]) != 0
     assert "--concurrency takes whole numbers" in capsys.readouterr().err
+
+
+def test_one_default_the_cli_and_the_library_agree(tmp_path):
+    # Issue 12: the CLI printed the calibrated forecast (148.1 tok/s) where tk.decode printed
+    # the bound (208.2) for Llama 3.1 8B on H100 at batch 1 and 8K. One default now: both the
+    # bound, labelled; the forecast is asked for by name in both.
+    csv = tmp_path / "d.csv"
+    assert main(["decode", "llama-3.1-8b", "h100-sxm", "--batch", "1", "--context", "8192",
+                 "--csv", str(csv)]) == 0
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    r = tk.decode(d, 1, 8192)
+    assert r.efficiency == "roofline"
+    assert pd.read_csv(csv).tokens_per_s_per_user[0] == pytest.approx(r.tokens_per_s_per_user)
+    assert main(["decode", "llama-3.1-8b", "h100-sxm", "--batch", "1", "--context", "8192",
+                 "--efficiency", "calibrated", "--csv", str(csv)]) == 0
+    cal = tk.decode(d.with_(efficiency=tk.efficiency_presets()["calibrated"]), 1, 8192)
+    assert cal.efficiency == "calibrated"
+    assert pd.read_csv(csv).tokens_per_s_per_user[0] == pytest.approx(cal.tokens_per_s_per_user)
+    assert cal.tokens_per_s_per_user < r.tokens_per_s_per_user

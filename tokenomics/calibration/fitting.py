@@ -67,8 +67,8 @@ INTERVAL = (0.1, 0.9)
 UNEXPRESSED: tuple[tuple[str, str], ...] = ()
 
 
-def _efficiency(theta: Any) -> Efficiency:
-    return Efficiency(**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)})
+def _efficiency(theta: Any, name: str = "") -> Efficiency:
+    return Efficiency(**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)}, name=name)
 
 
 def predict(m: Measurement, efficiency: Efficiency = ROOFLINE) -> float:
@@ -235,7 +235,7 @@ def committed() -> Calibration:
         if k not in data:
             raise CatalogError(f"{p}: field {k}: required key is missing")
     try:
-        eff = _efficiency([data[k] for k in PARAMS])
+        eff = _efficiency([data[k] for k in PARAMS], name="calibrated")
     except (TokenomicsError, TypeError, ValueError) as exc:
         raise CatalogError(f"{p}: {exc}") from None
     return Calibration(efficiency=eff, ratio_low=float(data["ratio_low"]),

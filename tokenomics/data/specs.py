@@ -587,6 +587,18 @@ class Efficiency:
         Fixed time a request spends outside the forward steps before its first token
         (HTTP, tokenisation, scheduling) [s], added to TTFT by
         :func:`tokenomics.serving.steady.steady_state`. Default 0.
+    name : str
+        The preset's name (``"calibrated"`` for the committed fit); not compared. Every
+        result carries :attr:`label` so that a table says what produced it.
+
+    Notes
+    -----
+    **The library's one default is the bound.** A :class:`~tokenomics.Deployment` takes
+    :data:`ROOFLINE` unless given an efficiency, and every function (``decode``,
+    ``steady_state``, ``frontier``, ``best_at``, ``cheapest_at``) and every CLI command uses
+    the deployment's: the calibrated forecast is asked for by name
+    (``efficiency=tk.efficiency_presets()["calibrated"]``, ``efficiency="calibrated"``,
+    ``--efficiency calibrated``). A bound has no fitted parameter that a refit can move.
     """
 
     mfu: float = 1.0
@@ -599,11 +611,24 @@ class Efficiency:
     expert_half_tokens: float = 0.0
     attention_mfu_scale: float = 1.0
     request_overhead_s: float = 0.0
+    name: str = field(default="", compare=False)
+
+    @property
+    def label(self) -> str:
+        """What produced a result: the preset's ``name`` (``"calibrated"`` for the committed
+        fit), ``"roofline"`` for the bound, else ``"custom"``."""
+        if self.name:
+            return self.name
+        return "roofline" if self == ROOFLINE else "custom"
 
     def __post_init__(self) -> None:
         coerce_fields(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
                        "collective_overhead_s": "s", "request_overhead_s": "s"})
+        if not isinstance(self.name, str):
+            raise TokenomicsError(f"efficiency name must be a string, got {self.name!r}")
         for f in fields(self):
+            if f.name == "name":
+                continue
             v = getattr(self, f.name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise TokenomicsError(f"efficiency {f.name} must be a number, got {v!r}")

@@ -248,7 +248,7 @@ def _frontier_frame(curves: list[DecodeCurve], rows: list[_Row], off: np.ndarray
 
 def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
              include_dominated: bool = False,
-             speculation: Any = (None,), efficiency: Any = "calibrated",
+             speculation: Any = (None,), efficiency: Any = "deployment",
              on_oom: str = "raise", price_basis: Any = None) -> pd.DataFrame:
     """Upper envelope of the decode curves of several deployments (closed form).
 
@@ -269,9 +269,10 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         :func:`tokenomics.pareto.curves.decode_curve`), e.g.
         ``(None, dict(k=4, alpha=0.8, draft_fraction=0.01))`` for on/off.
     efficiency : {"calibrated", "roofline", "deployment"} or Efficiency
-        Efficiency model applied to every deployment: the calibrated forecast (default),
-        the pure roofline bound, each deployment's own, or a given one. The ``efficiency``
-        column says which.
+        Efficiency model applied to every deployment: the calibrated forecast, the pure
+        roofline bound, each deployment's own (default, as every function of the library:
+        a :class:`~tokenomics.Deployment` is the bound unless given an efficiency), or a
+        given one. The ``efficiency`` column says which.
     on_oom : {"raise", "skip"}
         A deployment where not one sequence fits: raise :class:`DoesNotFitError` (default),
         or leave it out and list it in ``result.attrs["skipped"]`` (a sweep over layouts).

@@ -2,7 +2,7 @@
 
 The envelope (:mod:`tokenomics.pareto.envelope`) and the queries
 (:mod:`tokenomics.pareto.queries`) accept one deployment, a list, or a sweep's frame; apply an
-efficiency preset (the calibrated forecast by default); price each device-hour from a mapping or
+efficiency preset (by default each deployment's own: the bound unless it says otherwise); price each device-hour from a mapping or
 the catalog on one price basis (:mod:`tokenomics.economics.basis`), warning when the devices
 of one query resolve to different tiers; and label and describe each configuration the same way.
 """
@@ -42,9 +42,11 @@ def with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]
 
 
 def efficiency_label(dep: Deployment) -> str:
-    """Name of the preset a deployment's efficiency equals, else ``"custom"``."""
+    """Name of the preset a deployment's efficiency is or equals, else ``"custom"``."""
     from tokenomics.calibration.fitting import efficiency_presets
 
+    if dep.efficiency.name:
+        return dep.efficiency.name
     for name, e in efficiency_presets().items():
         if dep.efficiency == e:
             return name

@@ -43,7 +43,7 @@ from tokenomics.pareto.inputs import (
 
 def best_at(deployments: Any, min_tokens_per_s_per_user: float,
             context_tokens: float | None = None, speculation: Any = (None,),
-            efficiency: Any = "calibrated") -> pd.Series:
+            efficiency: Any = "deployment") -> pd.Series:
     """Best throughput per device at or above an interactivity floor (S23's vertical line).
 
     Parameters
@@ -156,7 +156,7 @@ def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculat
 
 def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_tokens: float,
                 prices: dict[str, float] | None = None, speculation: Any = (None,),
-                efficiency: Any = "calibrated", price_basis: Any = None) -> pd.Series:
+                efficiency: Any = "deployment", price_basis: Any = None) -> pd.Series:
     """The cheapest configuration that meets an interactivity floor [USD/Mtok].
 
     Each configuration runs at its largest whole batch whose tokens/s per user stays at or

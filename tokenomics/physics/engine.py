@@ -94,6 +94,10 @@ class StepResult:
         Whether the point fits in memory.
     batch, context_tokens, new_tokens : array
         The inputs, broadcast.
+    efficiency : str
+        What produced the numbers: the deployment's
+        :attr:`~tokenomics.data.specs.Efficiency.label` (``"roofline"``, ``"calibrated"``
+        or ``"custom"``).
     """
 
     phase: str
@@ -113,6 +117,7 @@ class StepResult:
     batch: Any
     context_tokens: Any
     new_tokens: Any
+    efficiency: str = "roofline"
 
     @property
     def step_time_s(self) -> Any:
@@ -134,8 +139,8 @@ class StepResult:
         cols: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            cols[f.name] = np.ravel(np.broadcast_to(v, shape)) if f.name != "phase" else \
-                [v] * int(np.prod(shape))
+            cols[f.name] = [v] * int(np.prod(shape)) if f.name in ("phase", "efficiency") \
+                else np.ravel(np.broadcast_to(v, shape))
         cols["step_time_s" if self.phase == "decode" else "ttft_s"] = cols["time_s"]
         return pd.DataFrame(cols)
 
@@ -324,5 +329,5 @@ def step_result(dep: Deployment, phase: str, times: OperatorTimes, comm_s: Any, 
         tokens_per_s_per_device=S(np.broadcast_to(per_dev, shape)),
         fits=bool(fits) if np.ndim(fits) == 0 else np.broadcast_to(fits, shape),
         batch=S(np.broadcast_to(B, shape)), context_tokens=S(np.broadcast_to(C, shape)),
-        new_tokens=S(np.broadcast_to(T, shape)),
+        new_tokens=S(np.broadcast_to(T, shape)), efficiency=dep.efficiency.label,
     )

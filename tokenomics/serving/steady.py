@@ -25,7 +25,6 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.specs import ROOFLINE
 from tokenomics.physics.memory import max_batch
 from tokenomics.serving.batching import mixed_step_seconds
 
@@ -69,8 +68,8 @@ class SteadyState:
     fits : array of bool
         Whether :math:`B` sequences of :math:`I + O` tokens fit the replica's memory.
     efficiency : str
-        ``"roofline"`` when the deployment's efficiency is the bound, else ``"custom"``
-        (the pareto stage's ``efficiency_label`` also names the calibrated preset).
+        What produced the numbers: the deployment's efficiency label (``"roofline"``,
+        ``"calibrated"`` or ``"custom"``).
     """
 
     concurrency: Any
@@ -148,7 +147,7 @@ def _decode_pool(dep: Deployment, B: np.ndarray, inp: np.ndarray, out: np.ndarra
         tokens_per_s_per_user=S(1.0 / t), requests_per_s=S(a / t),
         request_latency_s=S((out - 1.0) * t),
         fits=bool(fits) if np.ndim(fits) == 0 else fits,
-        efficiency="roofline" if dep.efficiency == ROOFLINE else "custom")
+        efficiency=dep.efficiency.label)
 
 
 def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_tokens: Any, *,
@@ -257,4 +256,4 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
         output_tokens_per_s_per_device=S(B / t / dep.n_devices),
         requests_per_s=S(a / t), request_latency_s=S(out * t),
         tokens_per_s_per_user=S(1.0 / t), fits=bool(fits) if np.ndim(fits) == 0 else fits,
-        efficiency="roofline" if dep.efficiency == ROOFLINE else "custom")
+        efficiency=dep.efficiency.label)

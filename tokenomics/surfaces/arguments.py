@@ -118,9 +118,10 @@ def _deployment_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kv-dtype", default="bf16", help="KV-cache format (default bf16)")
     p.add_argument("--act-dtype", default="bf16", help="activation format (default bf16)")
     p.add_argument("--compute-dtype", help="matrix-unit format (default: activation format)")
-    p.add_argument("--efficiency", choices=["calibrated", "roofline"], default="calibrated",
-                   help="efficiency preset: the calibrated forecast (default) or the pure "
-                        "roofline bound; --mfu/--mbu/--overhead-ms override its fields")
+    p.add_argument("--efficiency", choices=["calibrated", "roofline"], default="roofline",
+                   help="efficiency preset: the pure roofline bound (default, as in the "
+                        "library) or the calibrated forecast; --mfu/--mbu/--overhead-ms "
+                        "override its fields")
     p.add_argument("--mfu", type=float, help="achieved fraction of peak FLOP/s")
     p.add_argument("--mbu", type=float, help="achieved fraction of bandwidth")
     p.add_argument("--overhead-ms", type=float, help="fixed time per step [ms]")
@@ -236,8 +237,8 @@ def _frontier(sub: Any, run: Callable[..., Any]) -> None:
     fr.add_argument("--kv-dtype", default="bf16")
     fr.add_argument("--compute-dtype")
     fr.add_argument("--usable-fraction", type=float, default=0.9)
-    fr.add_argument("--efficiency", choices=["calibrated", "roofline"], default="calibrated",
-                    help="efficiency preset (default: the calibrated forecast)")
+    fr.add_argument("--efficiency", choices=["calibrated", "roofline"], default="roofline",
+                    help="efficiency preset (default: the roofline bound, as in the library)")
     fr.add_argument("--context", type=int, default=4096)
     fr.add_argument("--slo", type=float, help="tokens/s per user floor: print the best there")
     _output_arguments(fr)
