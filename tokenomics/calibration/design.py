@@ -55,8 +55,9 @@ class Design:
         (rows, operators) replica-wide FLOPs [FLOP] and bytes [B] of the row's timed step.
     expert_tokens : numpy.ndarray
         Tokens per distinct routed expert in the step (NaN without experts) [token].
-    devices, peak, bandwidth : numpy.ndarray
-        ``tp`` [-], dense peak at the compute format [FLOP/s], memory bandwidth [B/s].
+    devices, peak, attention_peak, bandwidth : numpy.ndarray
+        ``tp`` [-], dense peak at the compute format and at the attention format [FLOP/s],
+        memory bandwidth [B/s].
     comm_latency_s, comm_bandwidth_s : numpy.ndarray
         The step's collectives: latency floors, and bandwidth time at link efficiency 1 [s].
     layers : numpy.ndarray
@@ -77,6 +78,7 @@ class Design:
     expert_tokens: np.ndarray
     devices: np.ndarray
     peak: np.ndarray
+    attention_peak: np.ndarray
     bandwidth: np.ndarray
     comm_latency_s: np.ndarray
     comm_bandwidth_s: np.ndarray
@@ -115,6 +117,7 @@ def _row_work(row: CorpusRow) -> dict[str, Any]:
     return dict(flops=[float(o.flops) for o in costs], bytes=[float(o.bytes) for o in costs],
                 expert_tokens=tokens, devices=float(dep.tp),
                 peak=dep.compute_peak_flop_per_s("the corpus row's step"),
+                attention_peak=dep.attention_peak_flop_per_s(),
                 bandwidth=dep.hardware.mem_bw_bytes_per_s, comm_latency_s=2 * c1 - c_half,
                 comm_bandwidth_s=c_half - c1, layers=float(dep.model.num_layers),
                 concurrency=b, comm_overlap=row.comm_overlap, kind={"server_tpot_at_concurrency": "tpot",
@@ -146,7 +149,9 @@ def predict_rows(d: Design, eff: Efficiency) -> np.ndarray:
     if eff.expert_half_tokens > 0:
         m = np.nan_to_num(d.expert_tokens, nan=1.0)
         scale[:, _EXPERTS] = m / (m + eff.expert_half_tokens)
-    tc = d.flops / (d.devices[:, None] * d.peak[:, None] * eff.mfu * scale)
+    peak = np.repeat(d.peak[:, None], d.flops.shape[1], axis=1)
+    peak[:, _ATTN] = d.attention_peak
+    tc = d.flops / (d.devices[:, None] * peak * eff.mfu * scale)
     tm = d.bytes / (d.devices[:, None] * d.bandwidth[:, None] * eff.mbu)
     t_ops = (np.maximum(tc, tm) + (1.0 - eff.overlap) * np.minimum(tc, tm)).sum(axis=1)
     comm = d.comm_latency_s + d.comm_bandwidth_s / eff.link_efficiency

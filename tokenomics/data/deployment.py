@@ -273,6 +273,26 @@ class Deployment:
                        f"the replica of tp*pp={self.n_devices}", self.hardware.id)
 
     @property
+    def attention_dtype(self) -> str:
+        """Format attention's matrix products (scores, weighted values) run at: the wider of
+        ``compute_dtype`` and ``kv_dtype``.
+
+        Attention multiplies the queries by the cached keys and values, so it cannot run
+        below the cache's format: with NVFP4 weights and an FP8 cache (TensorRT-LLM on
+        Blackwell) it runs at FP8, with FP8 weights and a BF16 cache at BF16.
+        """
+        c, k = dtype(self.compute_dtype), dtype(self.kv_dtype)
+        return self.compute_dtype if c.element_bits >= k.element_bits else self.kv_dtype
+
+    def attention_peak_flop_per_s(self) -> float:
+        """Dense peak at :attr:`attention_dtype` [FLOP/s]; the compute peak where the
+        hardware publishes none for that format."""
+        try:
+            return self.hardware.peak(self.attention_dtype)
+        except NotPublishedError:
+            return self.compute_peak_flop_per_s("attention's compute time")
+
+    @property
     def compute_peak_published(self) -> bool:
         """Whether the hardware publishes a dense peak for ``compute_dtype``."""
         return dtype(self.compute_dtype).peak in self.hardware.peak_flop_per_s

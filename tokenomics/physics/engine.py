@@ -17,7 +17,9 @@ sharded over ``tp`` devices, with :math:`P` the dense peak of the compute format
        + \\max(0,\\; t_\\mathrm{comm} - \\min(\\omega\\, t_\\mathrm{comm}, t_\\mathrm{roof}))
        + t_\\mathrm{step} + L\\,t_\\mathrm{layer}
 
-where :math:`t_{c,o} = F_o / (tp\\,P\\,s_o)` and :math:`t_{m,o} = Q_o / (tp\\,\\beta)`,
+where :math:`t_{c,o} = F_o / (tp\\,P_o\\,s_o)`, :math:`P_o` the peak of the compute format
+(attention: of :attr:`~tokenomics.Deployment.attention_dtype`, the wider of the compute and
+KV formats) times MFU and :math:`t_{m,o} = Q_o / (tp\\,\\beta)`,
 :math:`s_o` the operator's fraction of MFU (:func:`compute_scale`: attention kernels and
 small grouped expert GEMMs run below the GEMMs' fraction) and :math:`v` the efficiency's
 ``overlap`` (1 at the roofline: the sum of per-operator maxima), with
@@ -203,9 +205,10 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     n = dep.tp if shard is None else shard
     eff = dep.efficiency
     if memory_only_if_unpublished and not dep.compute_peak_published:
-        peak = np.nan            # compute time unknown: NaN, skipped by np.fmax below
+        peak = attn_peak = np.nan   # compute time unknown: NaN, skipped by np.fmax below
     else:
         peak = dep.compute_peak_flop_per_s("the step's compute time") * eff.mfu
+        attn_peak = dep.attention_peak_flop_per_s() * eff.mfu
     bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
     per_op = {}
     total_c: Any = 0.0
@@ -215,7 +218,8 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     flops: Any = 0.0
     bytes_: Any = 0.0
     for op in costs:
-        tc = op.flops / (n * peak * compute_scale(dep, op))
+        p = attn_peak if op.name == "attn_core" else peak
+        tc = op.flops / (n * p * compute_scale(dep, op))
         tm = op.bytes / (n * bw)
         t = np.fmax(tc, tm)      # = max(tc, tm); tm alone where tc is NaN (no peak)
         if eff.overlap < 1.0:    # the unhidden part of the shorter term (none without a peak)
