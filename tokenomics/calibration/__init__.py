@@ -28,6 +28,7 @@ _EXPORTS = {
     "load_corpus": ".corpus",
     "concurrency": ".corpus",
     "forecast": ".corpus",
+    "chunk_tokens": ".corpus",
     "bound": ".corpus",
     "speed_ratio": ".corpus",
     "corpus_frame": ".corpus",

@@ -233,16 +233,25 @@ def concurrency(row: CorpusRow, dep: Deployment) -> int:
     return max(min(caps), 1)
 
 
+def chunk_tokens(row: CorpusRow) -> int | None:
+    """Prefill chunk of a row's prompts [token]: the runtime's tokens-per-step budget when a
+    prompt is longer than it (the scheduler cannot run it whole), else None (unchunked)."""
+    budget = row.runtime_max_num_tokens
+    return budget if 0 < budget < row.isl else None
+
+
 def forecast(row: CorpusRow, efficiency: Efficiency) -> float:
     """The row's measured quantity forecast under an efficiency model (its unit).
 
     Token/s per device for speed rows, seconds for TPOT and TTFT rows, from
-    :func:`~tokenomics.serving.steady.steady_state` at :func:`concurrency`.
+    :func:`~tokenomics.serving.steady.steady_state` at :func:`concurrency`, prompts chunked
+    at :func:`chunk_tokens`.
     """
     dep = row.deployment(efficiency)
     if row.pool == "prefill":      # prompts of a prefill pool at its memory-limited batch
         return float(prefill(dep, row.isl, concurrency(row, dep)).tokens_per_s_per_device)
     r = steady_state(dep, concurrency(row, dep), row.isl, row.osl,
+                     chunk_tokens=chunk_tokens(row),
                      pool="decode" if row.pool == "decode" else "colocated")
     if row.metric == "server_tpot_at_concurrency":
         return float(r.tpot_s)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from tokenomics.calibration.corpus import CorpusRow, concurrency
+from tokenomics.calibration.corpus import CorpusRow, chunk_tokens, concurrency
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.specs import ROOFLINE, Efficiency
@@ -64,6 +64,8 @@ class Design:
         Layers per replica [-].
     concurrency : numpy.ndarray
         Sequences in flight [-].
+    chunks_per_prompt : numpy.ndarray
+        Steps a prompt's prefill spans (a TTFT row's time is that many steps) [-].
     comm_overlap : numpy.ndarray
         The row's published share of communication hidden behind compute, [0, 1].
     kind : numpy.ndarray of str
@@ -84,6 +86,7 @@ class Design:
     comm_bandwidth_s: np.ndarray
     layers: np.ndarray
     concurrency: np.ndarray
+    chunks_per_prompt: np.ndarray
     comm_overlap: np.ndarray
     kind: np.ndarray
     measured: np.ndarray
@@ -96,14 +99,17 @@ def _row_work(row: CorpusRow) -> dict[str, Any]:
                               f"pool's row is forecast by corpus.forecast alone")
     dep = row.deployment(ROOFLINE)
     b = float(concurrency(row, dep))
+    s = chunk_tokens(row)
+    k = 1.0 if s is None else float(np.ceil(row.isl / s))
+    cached = row.isl * (k - 1) / (2 * k)          # steady_state's mean cache under a chunk
     if row.pool == "decode":      # steady_state(pool="decode"): all b decode, no prefill
-        dec, chunks, chunk_tokens = b, 0.0, 1.0
+        dec, chunks, per_chunk, cached = b, 0.0, 1.0, 0.0
     else:
         a = b / row.osl
-        dec, chunk_tokens = b - a, float(row.isl)
-        chunks = max(a, 1.0) if row.metric == "ttft_s" else a    # steady_state's TTFT step
-    costs = mixed_costs(dep, dec, row.isl + row.osl / 2.0, chunk_tokens, 0.0, chunks)
-    n_tok = dec + chunks * chunk_tokens
+        dec, per_chunk = b - a, row.isl / k
+        chunks = max(a * k, 1.0) if row.metric == "ttft_s" else a * k   # TTFT's own step
+    costs = mixed_costs(dep, dec, row.isl + row.osl / 2.0, per_chunk, cached, chunks)
+    n_tok = dec + chunks * per_chunk
     logits = dec + chunks
 
     def comm(eff: Efficiency) -> float:
@@ -120,7 +126,7 @@ def _row_work(row: CorpusRow) -> dict[str, Any]:
                 attention_peak=dep.attention_peak_flop_per_s(),
                 bandwidth=dep.hardware.mem_bw_bytes_per_s, comm_latency_s=2 * c1 - c_half,
                 comm_bandwidth_s=c_half - c1, layers=float(dep.model.num_layers),
-                concurrency=b, comm_overlap=row.comm_overlap, kind={"server_tpot_at_concurrency": "tpot",
+                concurrency=b, chunks_per_prompt=k, comm_overlap=row.comm_overlap, kind={"server_tpot_at_concurrency": "tpot",
                                      "ttft_s": "ttft"}.get(row.metric, "speed"),
                 measured=row.measured)
 
@@ -158,4 +164,5 @@ def predict_rows(d: Design, eff: Efficiency) -> np.ndarray:
     exposed = comm - np.minimum(d.comm_overlap * comm, t_ops)   # as the step engine hides it
     t = t_ops + exposed + eff.step_overhead_s + eff.layer_overhead_s * d.layers
     return np.where(d.kind == "speed", d.concurrency / np.where(t > 0, t, 1.0) / d.devices,
-                    t + np.where(d.kind == "ttft", eff.request_overhead_s, 0.0))
+                    np.where(d.kind == "ttft", d.chunks_per_prompt * t + eff.request_overhead_s,
+                             t))
