@@ -64,7 +64,7 @@ from tokenomics.data.catalog import catalog_dir
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import operator_times
-from tokenomics.physics.memory import max_batch
+from tokenomics.physics.memory import max_batch, weight_bytes_per_device
 from tokenomics.physics.step import prefill
 from tokenomics.serving.batching import mixed_costs
 from tokenomics.serving.steady import steady_state
@@ -77,8 +77,8 @@ METRICS = {"offline_tok_s_per_device": "speed", "fixed_isl_osl_tok_s_per_device"
 POOLS = ("colocated", "decode", "prefill")
 #: The groupings of the grouped cross-validation.
 GROUPINGS = ("hardware_family", "model_family", "source_group")
-#: Fraction of device memory the forecast lets the engine use (TensorRT-LLM's
-#: ``kv_cache_free_gpu_mem_fraction`` 0.90-0.95 of what the weights leave; vLLM's 0.9).
+#: Fraction of the memory the weights leave free that the forecast gives the KV cache
+#: (TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction``, 0.90-0.95 in the published runs).
 MEMORY_FRACTION = 0.9
 _INT = ("devices", "tp", "pp", "ep", "attn_dp", "redundant_experts", "isl", "osl",
         "batch_per_device", "runtime_max_batch", "runtime_max_num_tokens")
@@ -130,14 +130,25 @@ class CorpusRow:
     def deployment(self, efficiency: Efficiency = ROOFLINE,
                    memory_fraction: float = MEMORY_FRACTION) -> Deployment:
         """One replica as the row ran it: ``tp`` devices, its formats, attention DP over
-        ``tp`` when ``attn_dp`` is set, computing at the weight format."""
-        return Deployment(self.model, self.hardware, tp=self.tp, pp=self.pp, ep=self.ep,
-                          dp_attention=self.tp if self.attn_dp else 1,
-                          weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype,
-                          compute_dtype=_COMPUTE.get(self.weight_dtype, self.weight_dtype),
-                          efficiency=efficiency, usable_memory_fraction=memory_fraction,
-                          redundant_experts=self.redundant_experts,
-                          comm_overlap=self.comm_overlap)
+        ``tp`` when ``attn_dp`` is set, computing at the weight format.
+
+        ``memory_fraction`` is the share of the memory the weights leave free that the KV
+        cache may take, as TensorRT-LLM sizes it: the deployment's usable fraction of the
+        whole device is :math:`(W + f (M - W)) / M` for weights :math:`W` per device and
+        capacity :math:`M`. 1 gives the whole device.
+        """
+        d = Deployment(self.model, self.hardware, tp=self.tp, pp=self.pp, ep=self.ep,
+                       dp_attention=self.tp if self.attn_dp else 1,
+                       weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype,
+                       compute_dtype=_COMPUTE.get(self.weight_dtype, self.weight_dtype),
+                       efficiency=efficiency, usable_memory_fraction=1.0,
+                       redundant_experts=self.redundant_experts,
+                       comm_overlap=self.comm_overlap)
+        if memory_fraction >= 1.0:
+            return d
+        cap = d.hardware.mem_usable_bytes
+        w = min(weight_bytes_per_device(d), cap)
+        return d.with_(usable_memory_fraction=(w + memory_fraction * (cap - w)) / cap)
 
 
 def _parse(raw: dict[str, str], where: str) -> CorpusRow:
