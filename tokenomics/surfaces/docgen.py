@@ -93,8 +93,9 @@ WORST_CAUSES = {
     "mi300x": "AMD's MLPerf v4.1 harness (vLLM 0.4.3 on ROCm) reaches a smaller share of "
               "MI300X's peak than TensorRT-LLM of NVIDIA's; six rows from one source do not "
               "justify a per-vendor parameter",
-    "long": "20,000-token prompts above the 8,192-token step budget are prefilled in chunks "
-            "that re-read the growing KV; the forecast prefills them whole",
+    "long": "20,000-token prompts: one attention efficiency is fitted for every context "
+            "length, and long-context attention (Llama 4's chunked-attention layers "
+            "included) runs below it",
     "batch": "the engine's configured batch (3,072) is an upper limit, not the batch it ran; "
              "the MLPerf configs publish no token budget per step",
 }
