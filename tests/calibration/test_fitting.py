@@ -48,6 +48,7 @@ def test_fitted_parameters_are_physical():
     assert e.mfu * e.attention_mfu_scale <= 1
     assert 0 < e.link_efficiency <= 1
     assert 0 <= e.step_overhead_s < 0.01                   # under 10 ms per step
+    assert 0 <= e.layer_overhead_s < 5e-4                  # under 0.5 ms per layer
     assert 0 <= e.request_overhead_s < 0.05
 
 

@@ -491,6 +491,7 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
     ``--write`` refits and rewrites ``measurements/calibrated.toml``."""
     from tokenomics.calibration import (
         GROUPINGS,
+        PARAMS,
         calibration_report,
         calibration_summary,
         excluded_rows,
@@ -500,9 +501,7 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
     if a.write:
         data = write_calibration()
         print("wrote measurements/calibrated.toml: " + ", ".join(
-            f"{k}={data[k]:.4g}" for k in ("mbu", "mfu", "overlap", "expert_half_tokens",
-                                           "attention_mfu_scale", "link_efficiency",
-                                           "step_overhead_s", "request_overhead_s")))
+            f"{k}={data[k]:.4g}" for k in PARAMS))
     t = calibration_report(refit=False)
     _emit(t, a, "calibration: each corpus row, measured vs bound vs calibrated forecast; "
           "cv_<grouping>_error: the row forecast by a fit without its group")

@@ -155,6 +155,7 @@ def calibration_page(out: Path) -> None:
         ("attention_mfu_scale", e.attention_mfu_scale, "attention kernels' fraction of mfu"),
         ("link_efficiency", e.link_efficiency, "achieved fraction of link bandwidth"),
         ("step_overhead_s", e.step_overhead_s, "fixed time per step [s]"),
+        ("layer_overhead_s", e.layer_overhead_s, "fixed time per layer per step [s]"),
         ("request_overhead_s", e.request_overhead_s, "fixed time before a first token [s]"),
     ], columns=["parameter", "value", "meaning"])
     summary = calibration_summary(t)
@@ -167,7 +168,7 @@ def calibration_page(out: Path) -> None:
     cov = ", ".join(f"{g} {cal.cv[f'{g}_interval_coverage']:.0%}" for g in GROUPINGS)
     (out / "calibration.md").write_text(
         "# Calibration\n\n"
-        f"Eight parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
+        f"Nine parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
         f"(`tokenomics calibrate --write`, fitted {cal.date}); every row read as continuous "
         "batching in steady state (see `tokenomics.calibration.corpus`). MLPerf Inference "
         "v5.1 and later and the LMSYS/SGLang large-scale figures are reserved for "
