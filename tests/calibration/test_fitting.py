@@ -179,3 +179,27 @@ def test_bad_efficiency_fields_raise():
         with pytest.raises(tk.TokenomicsError, match="must be a number"):
             tk.Efficiency(**bad)
     assert np.isfinite(tk.Efficiency(request_overhead_s=0.01).request_overhead_s)
+
+
+def test_fp4_scale_applies_to_fp4_gemms_not_to_fp8_attention():
+    # Llama 3.3 70B with NVFP4 weights and an FP8 cache on B200: the GEMMs run at the FP4
+    # peak times mfu x fp4_mfu_scale; attention runs at FP8 (the cache's format), unscaled.
+    from tokenomics.physics.engine import compute_scale
+    from tokenomics.physics.operators import step_costs
+
+    e = tk.Efficiency(fp4_mfu_scale=0.5)
+    d = tk.Deployment("llama-3.3-70b", "b200", weight_dtype="nvfp4", compute_dtype="nvfp4",
+                      kv_dtype="fp8", efficiency=e)
+    ops = {o.name: o for o in step_costs(d, 8, 1, 1024, 1)}
+    assert d.attention_dtype.startswith("fp8")
+    assert compute_scale(d, ops["attn_qkv"]) == 0.5
+    assert compute_scale(d, ops["attn_core"]) == 1.0
+    fp8 = tk.Deployment("llama-3.3-70b", "b200", weight_dtype="fp8", compute_dtype="fp8",
+                        efficiency=e)
+    assert compute_scale(fp8, ops["attn_qkv"]) == 1.0
+    with pytest.raises(tk.TokenomicsError, match="fp4_mfu_scale"):
+        tk.Efficiency(fp4_mfu_scale=0.0)
+
+
+def test_fitted_fp4_scale_is_a_fraction():
+    assert 0.3 < committed().efficiency.fp4_mfu_scale <= 1.0

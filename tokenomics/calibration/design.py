@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from tokenomics.calibration.corpus import CorpusRow, chunk_tokens, concurrency
-from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.core.dtypes import bytes_per_element, dtype
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import exposed_comm_s
@@ -58,6 +58,8 @@ class Design:
     devices, peak, attention_peak, bandwidth : numpy.ndarray
         ``tp`` [-], dense peak at the compute format and at the attention format [FLOP/s],
         memory bandwidth [B/s].
+    gemm_fp4, attention_fp4 : numpy.ndarray of bool
+        Whether the GEMMs and attention compute at a 4-bit floating-point format.
     comm_latency_s, comm_bandwidth_s : numpy.ndarray
         The step's collectives: latency floors, and bandwidth time at link efficiency 1 [s].
     layers : numpy.ndarray
@@ -81,6 +83,8 @@ class Design:
     devices: np.ndarray
     peak: np.ndarray
     attention_peak: np.ndarray
+    gemm_fp4: np.ndarray
+    attention_fp4: np.ndarray
     bandwidth: np.ndarray
     comm_latency_s: np.ndarray
     comm_bandwidth_s: np.ndarray
@@ -124,6 +128,8 @@ def _row_work(row: CorpusRow) -> dict[str, Any]:
                 expert_tokens=tokens, devices=float(dep.tp),
                 peak=dep.compute_peak_flop_per_s("the corpus row's step"),
                 attention_peak=dep.attention_peak_flop_per_s(),
+                gemm_fp4=dtype(dep.compute_dtype).peak == "fp4",
+                attention_fp4=dtype(dep.attention_dtype).peak == "fp4",
                 bandwidth=dep.hardware.mem_bw_bytes_per_s, comm_latency_s=2 * c1 - c_half,
                 comm_bandwidth_s=c_half - c1, layers=float(dep.model.num_layers),
                 concurrency=b, chunks_per_prompt=k, comm_overlap=row.comm_overlap, kind={"server_tpot_at_concurrency": "tpot",
@@ -150,11 +156,13 @@ def predict_rows(d: Design, eff: Efficiency) -> np.ndarray:
     if eff.collective_overhead_s != 0.0:
         raise TokenomicsError("predict_rows needs collective_overhead_s = 0 (the design "
                               "does not count collective calls); use forecast() per row")
-    scale = np.ones(d.flops.shape)
-    scale[:, _ATTN] = eff.attention_mfu_scale
+    scale = np.repeat(np.where(d.gemm_fp4, eff.fp4_mfu_scale, 1.0)[:, None], d.flops.shape[1],
+                      axis=1)
+    scale[:, _ATTN] = eff.attention_mfu_scale * np.where(d.attention_fp4, eff.fp4_mfu_scale,
+                                                         1.0)
     if eff.expert_half_tokens > 0:
         m = np.nan_to_num(d.expert_tokens, nan=1.0)
-        scale[:, _EXPERTS] = m / (m + eff.expert_half_tokens)
+        scale[:, _EXPERTS] *= m / (m + eff.expert_half_tokens)
     peak = np.repeat(d.peak[:, None], d.flops.shape[1], axis=1)
     peak[:, _ATTN] = d.attention_peak
     tc = d.flops / (d.devices[:, None] * peak * eff.mfu * scale)

@@ -587,6 +587,10 @@ class Efficiency:
         Fixed time a request spends outside the forward steps before its first token
         (HTTP, tokenisation, scheduling) [s], added to TTFT by
         :func:`tokenomics.serving.steady.steady_state`. Default 0.
+    fp4_mfu_scale : float
+        Matrix products at a 4-bit floating-point compute format (NVFP4, MXFP4) run at
+        ``mfu x fp4_mfu_scale``, (0, 1]: block-scaled FP4 GEMMs reach a smaller share of
+        their (doubled) peak than FP8 and BF16 ones. Default 1.
     name : str
         The preset's name (``"calibrated"`` for the committed fit); not compared. Every
         result carries :attr:`label` so that a table says what produced it.
@@ -611,6 +615,7 @@ class Efficiency:
     expert_half_tokens: float = 0.0
     attention_mfu_scale: float = 1.0
     request_overhead_s: float = 0.0
+    fp4_mfu_scale: float = 1.0
     name: str = field(default="", compare=False)
 
     @property
@@ -632,7 +637,7 @@ class Efficiency:
             v = getattr(self, f.name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise TokenomicsError(f"efficiency {f.name} must be a number, got {v!r}")
-        for name in ("mfu", "mbu", "link_efficiency"):
+        for name in ("mfu", "mbu", "link_efficiency", "fp4_mfu_scale"):
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
                 raise TokenomicsError(f"efficiency {name} must be in (0, 1], got {v!r}")

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core import checks as V
-from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.core.dtypes import bytes_per_element, dtype
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import step_comm
@@ -252,8 +252,9 @@ def compute_scale(dep: Deployment, op: OpCost) -> Any:
         ``attention_mfu_scale`` for ``attn_core``; :math:`m / (m + m_{1/2})` for
         ``moe_experts``, with :math:`m = F\,b / (2 Q_w)` the tokens per distinct expert the
         step touches (:math:`F` its FLOPs, :math:`Q_w` its weight bytes, :math:`b` bytes per
-        expert weight); 1 for every other operator. At the roofline (default) every value
-        is 1.
+        expert weight); 1 for every other operator; each times ``fp4_mfu_scale`` where the
+        operator computes at a 4-bit floating-point format. At the roofline (default) every
+        value is 1.
 
     Notes
     -----
@@ -262,13 +263,19 @@ def compute_scale(dep: Deployment, op: OpCost) -> Any:
     """
     eff = dep.efficiency
     if op.name == "attn_core":
-        return eff.attention_mfu_scale
+        return eff.attention_mfu_scale * _fp4_scale(eff, dep.attention_dtype)
+    fp4 = _fp4_scale(eff, dep.compute_dtype)
     if op.name == "moe_experts" and eff.expert_half_tokens > 0.0:
         w = np.asarray(op.weight_bytes, float)
         m = np.asarray(op.flops, float) * bytes_per_element(dep.expert_dtype) / (
             2.0 * np.where(w > 0, w, 1.0))
-        return np.where(w > 0, m / (m + eff.expert_half_tokens), 1.0)
-    return 1.0
+        return fp4 * np.where(w > 0, m / (m + eff.expert_half_tokens), 1.0)
+    return fp4
+
+
+def _fp4_scale(eff: Any, fmt: str) -> float:
+    """``eff.fp4_mfu_scale`` for a 4-bit floating-point format, else 1."""
+    return eff.fp4_mfu_scale if dtype(fmt).peak == "fp4" else 1.0
 
 
 def exposed_comm_s(dep: Deployment, roofline_s: Any, batch: Any, new_tokens: Any,

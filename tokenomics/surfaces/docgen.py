@@ -153,6 +153,7 @@ def calibration_page(out: Path) -> None:
         ("overlap", e.overlap, "share of an operator's shorter roofline term hidden"),
         ("expert_half_tokens", e.expert_half_tokens, "tokens per expert at half of mfu"),
         ("attention_mfu_scale", e.attention_mfu_scale, "attention kernels' fraction of mfu"),
+        ("fp4_mfu_scale", e.fp4_mfu_scale, "4-bit (NVFP4) GEMMs' fraction of mfu"),
         ("link_efficiency", e.link_efficiency, "achieved fraction of link bandwidth"),
         ("step_overhead_s", e.step_overhead_s, "fixed time per step [s]"),
         ("layer_overhead_s", e.layer_overhead_s, "fixed time per layer per step [s]"),
@@ -168,7 +169,7 @@ def calibration_page(out: Path) -> None:
     cov = ", ".join(f"{g} {cal.cv[f'{g}_interval_coverage']:.0%}" for g in GROUPINGS)
     (out / "calibration.md").write_text(
         "# Calibration\n\n"
-        f"Nine parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
+        f"Ten parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
         f"(`tokenomics calibrate --write`, fitted {cal.date}); every row read as continuous "
         "batching in steady state (see `tokenomics.calibration.corpus`). MLPerf Inference "
         "v5.1 and later and the LMSYS/SGLang large-scale figures are reserved for "
