@@ -73,8 +73,8 @@ def test_bad_deployment(kwargs, match):
     ("llama-3.1-8b", dict(comm_overlap=1.5), r"comm_overlap must be in \[0, 1\], got 1.5"),
     ("llama-3.1-8b", dict(allreduce_algorithm="butterfly"),
      r"allreduce_algorithm must be one of ring, tree, one_shot, two_shot, auto"),
-    ("llama-3.1-8b", dict(runtime_reserve_bytes=-1.0), r"runtime_reserve_bytes must be >= 0"),
-    ("llama-3.1-8b", dict(workspace_bytes=-1.0), r"workspace_bytes must be >= 0"),
+    ("llama-3.1-8b", dict(runtime_reserve_bytes=-1.0), r"runtime_reserve_bytes must be finite and >= 0"),
+    ("llama-3.1-8b", dict(workspace_bytes=-1.0), r"workspace_bytes must be finite and >= 0"),
 ])
 def test_invalid_layouts_are_rejected_with_the_reason(model, kwargs, match):
     with pytest.raises(tk.TokenomicsError, match=match):

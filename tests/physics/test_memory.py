@@ -155,7 +155,8 @@ def test_a_deployment_without_workspace_uses_its_estimate():
 
 
 def test_budget_errors():
-    with pytest.raises(tk.TokenomicsError, match=r"usable_memory_fraction must be in \(0, 1\]"):
+    with pytest.raises(tk.TokenomicsError,
+                       match=r"usable_memory_fraction must be a number in \(0, 1\]"):
         devices_needed(M405, H100, 1, 1024, usable_memory_fraction=0)
     with pytest.raises(tk.DoesNotFitError, match="leave no usable memory"):
         devices_needed(M405, H100, 1, 1024, runtime_reserve_bytes=80e9)

@@ -52,6 +52,7 @@ import pandas as pd
 from tokenomics.calibration.corpus import GROUPINGS, CorpusRow, bound, load_corpus
 from tokenomics.calibration.design import Design, build_design, predict_rows
 from tokenomics.calibration.measurements import Measurement, speed
+from tokenomics.core import checks as V
 from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir, model, read_toml
 from tokenomics.data.specs import ROOFLINE, Efficiency
@@ -345,8 +346,8 @@ def forecast_interval(speed: Any, bound: Any) -> tuple[Any, Any]:
         point forecast.
     """
     cal = committed()
-    s = np.asarray(speed, float)
-    b = np.asarray(bound, float)
+    s = V.non_negative(speed, "speed", "token/s")
+    b = V.non_negative(bound, "bound", "token/s")
     low = np.minimum(s * cal.ratio_low, s)
     high = np.minimum(np.maximum(s * cal.ratio_high, s), np.maximum(b, s))
     return low, high

@@ -197,7 +197,14 @@ def as_magnitude(x: Any, unit: str, name: str = "value") -> Any:
 
 
 def to_array(x: Any, name: str) -> np.ndarray:
-    """Return ``x`` as a float ndarray, rejecting non-numeric input with a clear error."""
+    """Return ``x`` as a float ndarray, rejecting non-numeric input with a clear error.
+
+    Booleans are refused: ``True`` is not a batch of 1 nor an amount of 1.
+    """
+    if isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == bool) or (
+            isinstance(x, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in x)):
+        raise UnitError(f"{name} must be a number or an array of numbers, not a bool "
+                        f"(got {x!r})")
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):

@@ -42,6 +42,7 @@ _EXPORTS = {
     "data_sources": ".catalog",
     "sourced_quantity": ".catalog",
     "Deployment": ".deployment",
+    "check_deployment": ".deployment",
     "model_from_hf_config": ".hf_config",
     "ALGORITHMS": ".interconnect",
     "DEFAULT_SCALE_UP_LATENCY_S": ".interconnect",

@@ -13,6 +13,7 @@ raise :class:`~tokenomics.core.errors.NotPublishedError` naming the missing figu
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +25,25 @@ from tokenomics.core.units import coerce_fields
 from tokenomics.data import catalog
 from tokenomics.data.interconnect import ALGORITHMS, topology
 from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware, Model
+
+
+def check_deployment(dep: Any, where: str) -> None:
+    """Raise a :class:`TokenomicsError` unless ``dep`` is a :class:`Deployment`.
+
+    A model or hardware id alone does not say the layout, so it is refused with the way to
+    build one: ``tk.Deployment("llama-3.1-8b", "h100-sxm", tp=...)``.
+    """
+    if not isinstance(dep, Deployment):
+        hint = (f"; build one with tk.Deployment({dep!r}, <hardware id>, tp=...)"
+                if isinstance(dep, str) else "; build one with tk.Deployment(model, hardware)")
+        raise TokenomicsError(f"{where} needs a Deployment, got {type(dep).__name__} "
+                              f"{str(dep)[:60]!r}{hint}")
+
+
+def _number(v: Any, name: str) -> None:
+    """Raise unless ``v`` is a real number (a bool, a string or an array is not)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TokenomicsError(f"{name} must be a number, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -160,6 +180,7 @@ class Deployment:
 
     def _check_communication(self) -> None:
         """``comm_overlap`` in [0, 1] and a known all-reduce algorithm (or ``"auto"``)."""
+        _number(self.comm_overlap, "comm_overlap")
         if not (0.0 <= self.comm_overlap <= 1.0):
             raise TokenomicsError(f"comm_overlap must be in [0, 1], got {self.comm_overlap!r}")
         if self.allreduce_algorithm not in ALGORITHMS + ("auto",):
@@ -203,15 +224,21 @@ class Deployment:
             self.hardware.peak(self.compute_dtype)   # raises the catalog's own message
 
     def _check_memory_budget(self) -> None:
-        """Usable fraction in (0, 1], runtime reserve and workspace >= 0 [B]."""
+        """Usable fraction in (0, 1], runtime reserve and workspace finite and >= 0 [B]."""
+        _number(self.usable_memory_fraction, "usable_memory_fraction")
         if not (0.0 < self.usable_memory_fraction <= 1.0):
             raise TokenomicsError(
                 f"usable_memory_fraction must be in (0, 1], got {self.usable_memory_fraction!r}")
-        if not (self.runtime_reserve_bytes >= 0):
+        _number(self.runtime_reserve_bytes, "runtime_reserve_bytes")
+        if not (0 <= self.runtime_reserve_bytes < math.inf):
             raise TokenomicsError(
-                f"runtime_reserve_bytes must be >= 0, got {self.runtime_reserve_bytes!r}")
-        if self.workspace_bytes is not None and not (self.workspace_bytes >= 0):
-            raise TokenomicsError(f"workspace_bytes must be >= 0, got {self.workspace_bytes!r}")
+                f"runtime_reserve_bytes must be finite and >= 0 [B], got "
+                f"{self.runtime_reserve_bytes!r}")
+        if self.workspace_bytes is not None:
+            _number(self.workspace_bytes, "workspace_bytes")
+            if not (0 <= self.workspace_bytes < math.inf):
+                raise TokenomicsError(f"workspace_bytes must be finite and >= 0 [B], got "
+                                      f"{self.workspace_bytes!r}")
 
     def _check_layout(self) -> None:
         """Reject parallel layouts the model or the hardware cannot run."""

@@ -85,6 +85,7 @@ _EXPORTS = {
     "MemoryBudget": ".memory",
     "devices_needed": ".memory",
     "min_devices": ".memory",
+    "MAX_DEVICES": ".memory",
     "ensure_fits": ".memory",
     "OPERATORS": ".operators",
     "expected_active_experts": ".operators",

@@ -361,9 +361,9 @@ def pipeline_bubble_fraction(pp: int, microbatches: int) -> float:
     >>> pipeline_bubble_fraction(4, 4)
     0.42857142857142855
     """
-    if pp < 1 or microbatches < 1:
-        raise TokenomicsError(f"pp and microbatches must be >= 1, got {pp}, {microbatches}")
-    return (pp - 1) / (microbatches + pp - 1)
+    pp_ = V.single_whole(pp, "pp")
+    m = V.single_whole(microbatches, "microbatches")
+    return (pp_ - 1) / (m + pp_ - 1)
 
 
 # --------------------------------------------------------------------------------------------

@@ -382,9 +382,12 @@ class MemoryBudget:
             raise TokenomicsError(
                 "MemoryBudget needs a Model and a Hardware (or their catalog ids), got "
                 f"{type(self.model).__name__} and {type(self.hardware).__name__}")
-        if not (0 < self.usable_memory_fraction <= 1):
-            raise TokenomicsError(
-                f"usable_memory_fraction must be in (0, 1], got {self.usable_memory_fraction!r}")
+        f = self.usable_memory_fraction
+        if isinstance(f, bool) or not isinstance(f, (int, float, np.integer, np.floating)) \
+                or not (0 < f <= 1):
+            raise TokenomicsError(f"usable_memory_fraction must be a number in (0, 1], got {f!r}")
+        for name in ("runtime_reserve_bytes", "workspace_bytes"):
+            V.non_negative(getattr(self, name), name, "B")   # finite, >= 0, not a bool
 
     @classmethod
     def of(cls, dep: Deployment, batch: Any = 1) -> MemoryBudget:
@@ -563,12 +566,26 @@ def min_devices(deployment: Deployment | MemoryBudget, batch: Any = 1,
     ctx = model.max_context if context_tokens is None else context_tokens
     if isinstance(deployment, Deployment):
         return _min_devices_for_layout(deployment, batch, ctx, int(multiple_of))
-    need = np.asarray(devices_needed(deployment, batch, ctx))
+    with np.errstate(over="ignore", invalid="ignore"):    # an absurd batch: refused below
+        need = np.asarray(devices_needed(deployment, batch, ctx))
+    _countable(need)
     # Guard against 37.0000000001 from rounding: tolerance far below one device.
     n = np.ceil(need - 1e-9)
     n = np.ceil(n / multiple_of) * multiple_of
     n = np.maximum(n, multiple_of).astype(np.int64)
     return int(n) if n.ndim == 0 else n
+
+
+#: Most devices a sizing answers with; beyond it the request (a batch of 1e300) is nonsense.
+MAX_DEVICES = 2**40
+
+
+def _countable(need: np.ndarray) -> None:
+    """Raise unless every device count is finite and at most :data:`MAX_DEVICES`."""
+    if np.any(~np.isfinite(need)) or np.any(need > MAX_DEVICES):
+        raise TokenomicsError(
+            f"the request needs more than {MAX_DEVICES:.3g} devices (batch or context "
+            f"beyond any deployment); give a batch and context a real fleet could serve")
 
 
 def _min_devices_for_layout(dep: Deployment, batch: Any, context_tokens: Any,
@@ -585,6 +602,7 @@ def _min_devices_for_layout(dep: Deployment, batch: Any, context_tokens: Any,
                               f"memory of {b.hardware.mem_usable_bytes:.4g} B")
     step = math.lcm(dep.tp, multiple_of)
     need = np.ceil((b.weights_bytes + kv * dep.kv_replication) / room - 1e-9)
+    _countable(need)
     n = (np.maximum(np.ceil(need / step), 1) * step).astype(np.int64)
     # A replica larger than a scale-up domain spans whole domains (Deployment's layout rule).
     domain = dep.hardware.scale_up_domain_size or 0

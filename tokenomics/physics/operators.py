@@ -108,8 +108,11 @@ def expected_active_experts(num_experts: int, top_k: int, tokens: Any) -> Any:
     >>> round(expected_active_experts(256, 8, 64), 1)   # 256 (1 - (248/256)^64), DeepSeek-V3
     222.4
     """
-    if not (1 <= top_k <= num_experts):
-        raise TokenomicsError(f"top_k must be in [1, num_experts={num_experts}], got {top_k}")
+    E = V.single_whole(num_experts, "num_experts")
+    k = V.single_whole(top_k, "top_k")
+    if k > E:
+        raise TokenomicsError(f"top_k must be in [1, num_experts={E}], got {k}")
+    num_experts, top_k = E, k
     n = V.counts(tokens, "tokens")
     return V.scalar_or_array(F.distinct_experts(num_experts, top_k, np.asarray(n, float)))
 

@@ -82,8 +82,8 @@ def gemm_flops(m: Any, n: Any, k: Any) -> Any:
     .. [1] J. Austin et al., "How to Scale Your Model", 2025, ch. "A Brief Intro to Roofline".
            https://jax-ml.github.io/scaling-book/roofline/
     """
-    return V.scalar_or_array(np.asarray(m, float) * np.asarray(n, float) *
-                             np.asarray(k, float) * 2.0)
+    m, n, k = (V.counts(v, name, minimum=0) for v, name in ((m, "m"), (n, "n"), (k, "k")))
+    return V.scalar_or_array(m * n * k * 2.0)
 
 
 def gemm_bytes(m: Any, n: Any, k: Any, dtype: str = "bf16", weight_dtype: str | None = None,
@@ -110,7 +110,7 @@ def gemm_bytes(m: Any, n: Any, k: Any, dtype: str = "bf16", weight_dtype: str | 
     .. [1] J. Austin et al., "How to Scale Your Model", 2025, ch. "A Brief Intro to Roofline".
            https://jax-ml.github.io/scaling-book/roofline/
     """
-    m, n, k = (np.asarray(v, float) for v in (m, n, k))
+    m, n, k = (V.counts(v, name, minimum=0) for v, name in ((m, "m"), (n, "n"), (k, "k")))
     w = bytes_per_element(weight_dtype or dtype)
     out = k * n * w
     if include_activations:

@@ -42,7 +42,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.deployment import Deployment
+from tokenomics.data.deployment import Deployment, check_deployment
 from tokenomics.physics.engine import (
     OnOOM,
     StepResult,
@@ -98,6 +98,7 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     >>> r.bound, round(r.step_time_s * 1e3, 2)   # (15.0 GB weights + 0.13 GB KV) / 3.35 TB/s
     ('memory', 4.52)
     """
+    check_deployment(dep, "decode")
     check_on_oom(on_oom)
     B = V.counts(batch, "batch")
     C = V.counts(context_tokens, "context_tokens", unit="token")
@@ -155,14 +156,17 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
     >>> r.bound
     'compute'
     """
+    check_deployment(dep, "prefill")
     check_on_oom(on_oom)
     P = V.counts(prompt_tokens, "prompt_tokens", unit="token")
     B = V.counts(batch, "batch")
     c = V.counts(cached_tokens, "cached_tokens", minimum=0, unit="token")
     if np.any(c >= P):
+        cb, pb = np.broadcast_arrays(c, P)
+        bad = cb >= pb
         raise TokenomicsError(
             f"cached_tokens must be below prompt_tokens (at least one new token to compute), "
-            f"got cached={_first(c[np.broadcast_to(c >= P, np.broadcast(c, P).shape)])}")
+            f"got cached={_first(cb[bad])} for a prompt of {_first(pb[bad])}")
     V.context_within(dep.model, P, dep.allow_beyond_max_context, "prompt_tokens")
     T = P - c
     fit = memory_fit(dep, B, P, tokens_per_step=B * T)

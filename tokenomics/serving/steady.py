@@ -24,7 +24,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
-from tokenomics.data.deployment import Deployment
+from tokenomics.data.deployment import Deployment, check_deployment
 from tokenomics.physics.memory import max_batch
 from tokenomics.serving.batching import mixed_step_seconds
 
@@ -226,6 +226,7 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     >>> bool(r.tpot_s > r.decode_only_tpot_s)   # 64/128 x 2048 = 1,024 prompt tokens a step
     True
     """
+    check_deployment(dep, "steady_state")
     if dep.pp != 1:
         raise TokenomicsError("steady_state models a single pipeline stage; use pp=1")
     if pool not in ("colocated", "decode"):

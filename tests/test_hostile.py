@@ -1,0 +1,79 @@
+"""Issue 13's reproducers (a first part): each once crashed, returned nonsense or passed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tokenomics as tk
+
+M405, H100 = tk.model("llama-3.1-405b"), tk.hardware("h100-sxm")
+D8B = tk.Deployment("llama-3.1-8b", "h100-sxm")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(workspace_bytes=float("nan")), "workspace_bytes must be >= 0"),       # was -2**63
+    (dict(runtime_reserve_bytes=-1e12), "runtime_reserve_bytes must be >= 0"),  # was 1 device
+])
+def test_r1_min_devices_refuses_nan_and_negative_budgets(kwargs, match):
+    with pytest.raises(tk.TokenomicsError, match=match):
+        tk.min_devices(M405, H100, 1, 8192, **kwargs)
+
+
+def test_r1_min_devices_refuses_an_uncountable_fleet():
+    with pytest.raises(tk.TokenomicsError, match="needs more than"):
+        tk.min_devices(M405, H100, 1e300, 8192)                                # was -2**63
+
+
+def test_r2_pipeline_on_a_device_without_published_links_decodes_or_says_why():
+    try:
+        r = tk.decode(tk.Deployment("llama-3.1-8b", "mi355x", pp=2), 8, 1024)
+        assert r.time_s > 0
+    except tk.TokenomicsError:
+        pass                                                  # a library error is fine
+
+
+def test_r7_prefill_with_an_array_prompt_names_the_cached_excess():
+    with pytest.raises(tk.TokenomicsError, match="got cached=2000 for a prompt of 1000"):
+        tk.prefill(D8B, np.array([4096, 1000]), cached_tokens=2000)             # IndexError
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: tk.gemm_flops(-1, 2, 3), "m must be a whole number >= 0"),        # was -12.0
+    (lambda: tk.gemm_bytes(None, 2, 3), "m must be"),                          # was NaN
+    (lambda: tk.forecast_interval(-5, 10), "speed must be >= 0"),              # was (-5, -5)
+    (lambda: tk.pipeline_bubble_fraction(4, float("nan")), "microbatches"),    # was NaN
+    (lambda: tk.expected_active_experts(float("inf"), 2, 4), "num_experts"),   # was NaN
+])
+def test_r9_nonsense_numbers_are_refused(call, match):
+    with pytest.raises(tk.TokenomicsError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(runtime_reserve_bytes=float("inf")), "runtime_reserve_bytes must be finite"),
+    (dict(comm_overlap=True), "comm_overlap must be a number"),
+    (dict(usable_memory_fraction=True), "usable_memory_fraction must be a number"),
+])
+def test_r10_deployment_refuses_inf_and_bools(kwargs, match):
+    with pytest.raises(tk.TokenomicsError, match=match):
+        tk.Deployment("llama-3.1-8b", "h100-sxm", **kwargs)
+
+
+@pytest.mark.parametrize("bad", [True, np.array([True, False]), [1, True]])
+def test_r10_a_bool_is_not_a_batch(bad):
+    with pytest.raises(tk.TokenomicsError, match="not a bool"):
+        tk.decode(D8B, bad, 1024)
+
+
+def test_r10_efficiency_refuses_arrays_and_bools():
+    for bad in (dict(mfu=np.array([0.5])), dict(mfu=True)):
+        with pytest.raises(tk.TokenomicsError, match="must be a number"):
+            tk.Efficiency(**bad)
+
+
+@pytest.mark.parametrize("fn", [lambda x: tk.decode(x, 1, 1024), lambda x: tk.prefill(x, 1024),
+                                lambda x: tk.steady_state(x, 1, 1024, 16)])
+def test_r13_an_id_where_a_deployment_is_needed_says_how_to_build_one(fn):
+    with pytest.raises(tk.TokenomicsError, match=r"needs a Deployment, got str.*tk.Deployment"):
+        fn("llama-3.1-8b")
