@@ -203,3 +203,19 @@ def test_fp4_scale_applies_to_fp4_gemms_not_to_fp8_attention():
 
 def test_fitted_fp4_scale_is_a_fraction():
     assert 0.3 < committed().efficiency.fp4_mfu_scale <= 1.0
+
+
+def test_write_goes_where_the_user_says_never_into_the_install(tmp_path, monkeypatch):
+    # Issue 13, reproducer 12: calibrate --write rewrote a file inside site-packages.
+    import tokenomics.calibration.fitting as cal_mod
+
+    monkeypatch.chdir(tmp_path)
+    data = cal_mod.write_calibration()                       # default: ./calibrated.toml
+    assert (tmp_path / "calibrated.toml").is_file()
+    assert data["command"].startswith("tokenomics calibrate --write")
+    fake_install = tmp_path / "site" / "tokenomics" / "_data" / "measurements"
+    fake_install.mkdir(parents=True)
+    monkeypatch.setattr(cal_mod, "calibration_path", lambda: fake_install / "calibrated.toml")
+    with pytest.raises(tk.TokenomicsError, match="refusing to rewrite the installed package"):
+        cal_mod.write_calibration(fake_install / "calibrated.toml")
+    cal_mod.committed.cache_clear()

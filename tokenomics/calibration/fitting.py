@@ -12,7 +12,7 @@ hide) and a fixed time per request before its first token. They are fitted to ev
 ``measurements/corpus.csv`` (:mod:`tokenomics.calibration.corpus`), each row read as
 continuous batching in steady state, in log space with a robust (soft-L1) loss; the result is
 committed in ``measurements/calibrated.toml`` with the date, the command and the rows, and
-``tokenomics calibrate --write`` refits it.
+``tokenomics calibrate --write PATH`` refits it (never into an installed package).
 
 Notes
 -----
@@ -114,8 +114,8 @@ def fit_design(d: Design, idx: Any = None) -> np.ndarray:
     if len(idx) < len(PARAMS):
         raise TokenomicsError(f"need at least {len(PARAMS)} measurements to fit, got {len(idx)}")
     res = least_squares(_residuals, _START, args=(d, idx), bounds=(_LOWER, _UPPER),
-                        loss="soft_l1", f_scale=F_SCALE, x_scale=_XSCALE, xtol=1e-12,
-                        ftol=1e-12, gtol=1e-12, max_nfev=5000)
+                        loss="soft_l1", f_scale=F_SCALE, x_scale=_XSCALE, xtol=1e-10,
+                        ftol=1e-10, gtol=1e-10, max_nfev=2000)   # converges in ~50 evaluations
     return np.asarray(res.x, float)
 
 
@@ -375,23 +375,39 @@ def _cv_figures(rows: list[CorpusRow], theta: np.ndarray) -> tuple[float, float,
 
 
 def write_calibration(path: Path | str | None = None) -> dict[str, Any]:
-    """Fit, cross-validate by group, and write ``calibrated.toml``.
+    """Fit, cross-validate by group, and write the result as a calibration file.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Where to write; default ``calibrated.toml`` in the working directory. In a source
+        checkout, ``measurements/calibrated.toml`` is the file the library commits.
 
     Returns
     -------
     dict
         What was written.
+
+    Raises
+    ------
+    TokenomicsError
+        If ``path`` lies inside the installed package (an install is never rewritten).
     """
+    p = Path(path) if path else Path.cwd() / "calibrated.toml"
+    installed = calibration_path().parent
+    if "_data" in installed.parts and p.resolve().is_relative_to(installed.resolve()):
+        raise TokenomicsError(f"{p}: refusing to rewrite the installed package's calibration; "
+                              f"give a path of your own (default ./calibrated.toml)")
     rows = calibration_rows()
     theta = fit(rows)
     lo, hi, figs = _cv_figures(rows, theta)
     data = {**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)},
             "ratio_low": lo, "ratio_high": hi,
-            "date": _dt.date.today().isoformat(), "command": "tokenomics calibrate --write",
+            "date": _dt.date.today().isoformat(),
+            "command": "tokenomics calibrate --write measurements/calibrated.toml",
             "inputs": [r.id for r in rows]}
-    p = Path(path) if path else calibration_path()
     lines = ["# Efficiencies fitted to measurements/corpus.csv by tokenomics.calibration.fitting.",
-             "# Refit with: tokenomics calibrate --write", ""]
+             "# Refit with: tokenomics calibrate --write measurements/calibrated.toml", ""]
     for k, v in data.items():
         if isinstance(v, str):
             lines.append(f'{k} = "{v}"')

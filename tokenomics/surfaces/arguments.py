@@ -315,8 +315,10 @@ def _calibrate(sub: Any, run: Callable[..., Any]) -> None:
     """``calibrate [--write]``: the fit of the efficiencies to the measurements."""
     cb = sub.add_parser("calibrate", help="fit efficiencies to the published measurements",
                         epilog="example: tokenomics calibrate (report); tokenomics calibrate "
-                               "--write (refit and rewrite measurements/calibrated.toml)")
-    cb.add_argument("--write", action="store_true", help="rewrite measurements/calibrated.toml")
+                               "--write measurements/calibrated.toml (refit, in a checkout)")
+    cb.add_argument("--write", nargs="?", const="calibrated.toml", default=None, metavar="PATH",
+                    help="refit and write the calibration to PATH (default ./calibrated.toml; "
+                         "never into the installed package)")
     _output_arguments(cb)
     cb.set_defaults(func=run)
 

@@ -499,8 +499,8 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
     )
 
     if a.write:
-        data = write_calibration()
-        print("wrote measurements/calibrated.toml: " + ", ".join(
+        data = write_calibration(a.write)
+        print(f"wrote {a.write}: " + ", ".join(
             f"{k}={data[k]:.4g}" for k in PARAMS))
     t = calibration_report(refit=False)
     _emit(t, a, "calibration: each corpus row, measured vs bound vs calibrated forecast; "

@@ -179,7 +179,7 @@ def calibration_page(out: Path) -> None:
     (out / "calibration.md").write_text(
         "# Calibration\n\n"
         f"Ten parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
-        f"(`tokenomics calibrate --write`, fitted {cal.date}); every row read as continuous "
+        f"(`tokenomics calibrate --write measurements/calibrated.toml`, fitted {cal.date}); every row read as continuous "
         "batching in steady state (see `tokenomics.calibration.corpus`). MLPerf Inference "
         "v5.1 and later and the LMSYS/SGLang large-scale figures are reserved for "
         "independent validation and appear nowhere here.\n\n"
