@@ -77,3 +77,35 @@ def test_r10_efficiency_refuses_arrays_and_bools():
 def test_r13_an_id_where_a_deployment_is_needed_says_how_to_build_one(fn):
     with pytest.raises(tk.TokenomicsError, match=r"needs a Deployment, got str.*tk.Deployment"):
         fn("llama-3.1-8b")
+
+
+_LLAMA = dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=4096,
+              intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
+              num_hidden_layers=32, vocab_size=128256, max_position_embeddings=8192,
+              head_dim=128)
+
+
+@pytest.mark.parametrize("key, value, match", [
+    ("head_dim", -128, "head_dim must be a whole number from 1"),        # was negative KV
+    ("intermediate_size", 0, "intermediate_size"),                       # dropped 5.6B params
+    ("hidden_size", 1e30, "beyond any model"),                           # was accepted
+    ("num_key_value_heads", 0, "must be >= 1"),                          # ZeroDivisionError
+    ("num_attention_heads", 0, "must be >= 1"),                          # ZeroDivisionError
+    ("num_hidden_layers", 10**12, "beyond any model"),                   # MemoryError / hang
+])
+def test_r3_r4_implausible_configs_are_refused_by_name(key, value, match):
+    with pytest.raises(tk.TokenomicsError, match=match):
+        tk.model_from_hf_config({**_LLAMA, key: value})
+
+
+@pytest.mark.parametrize("content, match", [
+    (b'id = "\xff\xfe"\n', "not UTF-8 text"),                            # UnicodeDecodeError
+    (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),  # RecursionError
+])
+def test_r5_catalog_reader_names_the_file_for_bad_bytes(tmp_path, content, match):
+    from tokenomics.data.catalog import read_toml
+
+    p = tmp_path / "bad.toml"
+    p.write_bytes(content)
+    with pytest.raises(tk.CatalogError, match=match):
+        read_toml(p)

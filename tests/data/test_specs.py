@@ -151,8 +151,8 @@ def llama():
 @pytest.mark.parametrize("changes, match", [
     (dict(layer_window=(0,) * 31), r"layer_window has 31 entries, expected num_layers=32"),
     (dict(layer_is_moe=(False,) * 33), r"layer_is_moe has 33 entries"),
-    (dict(vocab_size=0), r"vocab_size must be > 0"),
-    (dict(max_context=-1), r"max_context must be > 0"),
+    (dict(vocab_size=0), r"vocab_size must be a whole number from 1"),
+    (dict(max_context=-1), r"max_context must be a whole number from 1"),
     (dict(layer_is_moe=(True,) * 32), r"MoE layers given but no MoE spec"),
 ])
 def test_model_validation(llama, changes, match):

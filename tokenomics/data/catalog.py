@@ -92,6 +92,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise CatalogError(f"{path}: cannot be read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save "
+                           f"the file as UTF-8") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: nested too deeply to be a data file (arrays or tables "
+                           f"inside one another thousands of levels deep)") from None
 
 
 def load_sources(paths: list[Path]) -> dict[str, Source]:

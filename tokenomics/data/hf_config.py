@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from tokenomics.core.errors import CatalogError
-from tokenomics.data.specs import Attention, AttentionKind, LinearAttention, Model, MoE
+from tokenomics.data.specs import (
+    MAX_LAYERS,
+    MAX_WIDTH,
+    Attention,
+    AttentionKind,
+    LinearAttention,
+    Model,
+    MoE,
+)
 
 _TIE_DEFAULT = {
     "gemma2": True, "gemma3": True, "gemma3_text": True, "opt": True,
@@ -140,6 +148,9 @@ def model_from_hf_config(
     max_ctx = r.int("max_position_embeddings")
     tie = bool(cfg.get("tie_word_embeddings", top.get("tie_word_embeddings",
                                                        _TIE_DEFAULT.get(mt, False))))
+    if nq < 1 or nkv < 1:
+        raise CatalogError(f"{where}: num_attention_heads ({nq}) and num_key_value_heads "
+                           f"({nkv}) must be >= 1")
     if nq % nkv:
         raise CatalogError(f"{where}: num_attention_heads={nq} is not a multiple of "
                            f"num_key_value_heads={nkv}")
@@ -309,6 +320,10 @@ class _Reader:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 0:
             raise CatalogError(f"{self.where}: key {key!r} must be a non-negative integer, "
                                f"got {v!r}")
+        top = MAX_LAYERS if key == "num_hidden_layers" else MAX_WIDTH * 1000
+        if v > top:                # checked before any per-layer tuple is built
+            raise CatalogError(f"{self.where}: key {key!r} is {v:.4g}, beyond any model "
+                               f"(at most {top:,})")
         return int(v)
 
 

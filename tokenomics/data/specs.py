@@ -271,6 +271,19 @@ def rentals_listed(hw: Hardware) -> str:
 # --------------------------------------------------------------------------------------------
 # Model
 # --------------------------------------------------------------------------------------------
+#: Plausibility bounds of a model's shape: most layers, widest dimension (hidden size, heads,
+#: head width). Larger values are typos (1e30) or attacks (10**12 layers), not models.
+MAX_LAYERS = 10_000
+MAX_WIDTH = 1_000_000
+
+
+def _whole(v: Any, what: str, lo: int, hi: float) -> None:
+    """Raise unless ``v`` is a whole number in [lo, hi] (not a bool)."""
+    ok = not isinstance(v, bool) and isinstance(v, (int, np.integer)) and lo <= v <= hi
+    if not ok:
+        raise TokenomicsError(f"{what} must be a whole number from {lo} to {hi:,}, got {v!r}")
+
+
 @dataclass(frozen=True)
 class Attention:
     """Attention block shape (one layer).
@@ -315,6 +328,13 @@ class Attention:
     index_n_heads: int = 0
     index_head_dim: int = 0
     index_topk: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("num_q_heads", "num_kv_heads", "head_dim", "v_head_dim"):
+            _whole(getattr(self, name), f"attention {name}", 1, MAX_WIDTH)
+        for name in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+                     "index_n_heads", "index_head_dim", "index_topk"):
+            _whole(getattr(self, name), f"attention {name}", 0, MAX_WIDTH)
 
     @property
     def is_sparse(self) -> bool:
@@ -487,9 +507,12 @@ class Model:
             if len(seq) != n:
                 raise TokenomicsError(
                     f"model {self.id!r}: {name} has {len(seq)} entries, expected num_layers={n}")
-        for name in ("num_layers", "hidden_size", "vocab_size", "max_context"):
-            if int(getattr(self, name)) <= 0:
-                raise TokenomicsError(f"model {self.id!r}: {name} must be > 0")
+        for name, top in (("num_layers", MAX_LAYERS), ("hidden_size", MAX_WIDTH),
+                          ("vocab_size", 10**8), ("max_context", 10**9)):
+            _whole(getattr(self, name), f"model {self.id!r}: {name}", 1, top)
+        if self.num_dense_layers:
+            _whole(self.intermediate_size, f"model {self.id!r}: intermediate_size (the "
+                   f"{self.num_dense_layers} dense layers' FFN width)", 1, 16 * MAX_WIDTH)
         if self.layer_is_linear and len(self.layer_is_linear) != n:
             raise TokenomicsError(
                 f"model {self.id!r}: layer_is_linear has {len(self.layer_is_linear)} entries, "
