@@ -216,3 +216,24 @@ def test_one_default_the_cli_and_the_library_agree(tmp_path):
     assert cal.efficiency == "calibrated"
     assert pd.read_csv(csv).tokens_per_s_per_user[0] == pytest.approx(cal.tokens_per_s_per_user)
     assert cal.tokens_per_s_per_user < r.tokens_per_s_per_user
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--slo", "nan"], "--slo must be"),
+    (["--price", "-1"], "--price must be"),
+    (["--prompt", "0"], "--prompt must be"),
+    (["--mfu", "0"], "efficiency mfu must be in"),       # was reported as "does not fit"
+])
+def test_report_refuses_bad_arguments_before_writing_anything(tmp_path, capsys, args, match):
+    # Issue 13, reproducer 11: 2-7 partial files were written into --out first.
+    out = tmp_path / "rep"
+    assert main(["report", "llama-3.1-8b", "h100-sxm", "--out", str(out), *args]) == 2
+    assert match in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_report_on_a_device_without_a_compute_peak_names_the_missing_figure(tmp_path, capsys):
+    # Bertha publishes no BF16 peak: that is what the error says, not "does not fit".
+    assert main(["report", "llama-3.1-8b", "bertha", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "peak is not published" in err and "does not fit" not in err

@@ -518,6 +518,22 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------------------------
+def _check_report_arguments(a: argparse.Namespace) -> None:
+    """Refuse a report's bad numbers (and efficiency overrides) before it writes a file."""
+    import math
+
+    from tokenomics.core.errors import TokenomicsError
+
+    if not (math.isfinite(a.slo) and a.slo > 0):
+        raise TokenomicsError(f"--slo must be a number of tokens/s per user > 0, got {a.slo}")
+    if a.price is not None and not (math.isfinite(a.price) and a.price >= 0):
+        raise TokenomicsError(f"--price must be USD per device-hour >= 0, got {a.price}")
+    for name, v in (("--prompt", a.prompt), ("--context", a.context[0])):
+        if v < 1:
+            raise TokenomicsError(f"{name} must be a whole number of tokens >= 1, got {v}")
+    _efficiency_of(a)                   # --mfu 0 is a bad efficiency, not "does not fit"
+
+
 def _auto_tp(a: argparse.Namespace) -> Deployment:
     """The smallest valid tensor-parallel degree whose memory holds one sequence."""
     import tokenomics as tk
@@ -529,6 +545,8 @@ def _auto_tp(a: argparse.Namespace) -> Deployment:
         a.tp = tp
         try:
             d = _deployment(a)
+        except tk.NotPublishedError:
+            raise                          # a missing figure, not a memory fit: say so
         except tk.TokenomicsError as exc:
             errors.append(f"tp={tp}: {exc}")
             continue
@@ -632,6 +650,7 @@ def cmd_report(a: argparse.Namespace) -> None:
 
     import tokenomics as tk
 
+    _check_report_arguments(a)          # before anything is written to --out
     d = _deployment(a) if a.tp else _auto_tp(a)
     ctx = a.context[0]
     out = Path(a.out)
