@@ -109,3 +109,14 @@ def test_r5_catalog_reader_names_the_file_for_bad_bytes(tmp_path, content, match
     p.write_bytes(content)
     with pytest.raises(tk.CatalogError, match=match):
         read_toml(p)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: tk.chunked_prefill(D8B, 10**12, 32), "exceeds llama-3.1-8b's maximum context"),
+    (lambda: tk.LengthDistribution.uniform(8, 2**63), "more than 10,000,000"),   # ZeroDivision
+    (lambda: tk.LengthDistribution.uniform(1, 10**12), "more than 10,000,000"),  # 7.3 TiB
+    (lambda: tk.LengthDistribution.lognormal(400, 0.7, 10**12), "more than 10,000,000"),
+])
+def test_r8_sizes_are_checked_before_allocation(call, match):
+    with pytest.raises(tk.TokenomicsError, match=match):
+        call()

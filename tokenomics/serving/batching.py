@@ -206,6 +206,10 @@ class ChunkedPrefill:
         return int(np.size(self.chunk_tokens))
 
 
+#: Most prefill chunks :func:`chunked_prefill` lays out (one array entry each).
+MAX_CHUNKS = 1_000_000
+
+
 def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
                     decode_batch: int = 0, decode_context_tokens: int = 1,
                     cached_tokens: int = 0) -> ChunkedPrefill:
@@ -262,9 +266,14 @@ def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
     if S <= D:
         raise TokenomicsError(f"token_budget={S} must exceed decode_batch={D}: decodes go "
                               "first and the prefill needs at least one token per step")
+    V.context_within(dep.model, np.asarray(P, float), dep.allow_beyond_max_context,
+                     "prompt_tokens")      # before the per-chunk arrays are allocated
     per = S - D
     new = P - c0
     n = -(-new // per)
+    if n > MAX_CHUNKS:
+        raise TokenomicsError(f"a prompt of {P} tokens in chunks of {per} is {n:,} steps, "
+                              f"more than {MAX_CHUNKS:,}; raise token_budget")
     i = np.arange(n, dtype=float)
     chunk = np.minimum(per, new - i * per)
     cached = c0 + i * per

@@ -115,6 +115,17 @@ def allocated_tokens(lengths: Any, block_tokens: Any) -> Any:
     return V.scalar_or_array(_ceil_div(n, b) * b)
 
 
+#: Most support points a :class:`LengthDistribution` holds (one float each, twice).
+MAX_SUPPORT = 10_000_000
+
+
+def _support_size(n: int) -> None:
+    """Refuse a support of more than :data:`MAX_SUPPORT` lengths before allocating it."""
+    if n > MAX_SUPPORT:
+        raise TokenomicsError(f"a length distribution over {n:,} lengths is more than "
+                              f"{MAX_SUPPORT:,}; lengths beyond any context are not served")
+
+
 @dataclass(frozen=True, eq=False)
 class LengthDistribution:
     """Distribution of the tokens a request's sequence holds at its end (prompt + output).
@@ -253,6 +264,7 @@ class LengthDistribution:
         if top.size != 1:
             raise TokenomicsError(f"max_tokens must be one number, got {top.size}")
         m = int(top.flat[0])
+        _support_size(m)
         edges = np.arange(m + 1, dtype=float)
         # Differences of the survival function keep the upper tail accurate.
         sf = stats.lognorm(s=sig, scale=med).sf(edges)
@@ -280,6 +292,7 @@ class LengthDistribution:
         a, b = int(lo.flat[0]), int(hi.flat[0])
         if b < a:
             raise TokenomicsError(f"uniform() needs low <= high, got low={a}, high={b}")
+        _support_size(b - a + 1)
         t = np.arange(a, b + 1, dtype=float)
         return cls(t, np.full(t.size, 1.0 / t.size))
 
