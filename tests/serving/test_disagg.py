@@ -179,11 +179,24 @@ def test_bad_inputs_are_errors():
 
 
 # ---- best pool ratio -------------------------------------------------------------------------
-def test_best_pool_ratio_searches_every_split():
-    s = best_pool_ratio(D70, D70, 32, 2048, 256, 1.0, 0.033)
-    # 8 instances of 4 GPUs: splits (n_p, n_d) with n_p + n_d <= 8, n_p, n_d >= 1: 28.
-    assert len(s.table) == 28
+@pytest.mark.parametrize("total, ttft, tpot", [(32, 1.0, 0.033), (48, 3.0, 0.02),
+                                               (36, 60.0, 1.0)])
+def test_best_pool_ratio_equals_the_search_over_every_split(total, ttft, tpot):
+    # The search keeps O(budget) candidate splits; an exhaustive search over all of them
+    # (here by disaggregated_goodput, split by split) finds the same best rate and split.
+    s = best_pool_ratio(D70, D70, total, 2048, 256, ttft, tpot)
+    n = total // 4
+    best = max(((disaggregated_goodput(D70, D70, p, d, 2048, 256, ttft, tpot).rate_per_s
+                 / total, -(p + d), -p, p, d)
+                for p in range(1, n) for d in range(1, n - p + 1)))
+    assert s.goodput_per_s_per_budget_device == pytest.approx(best[0], rel=1e-12)
+    assert (s.n_prefill, s.n_decode) == best[3:]
     assert s.goodput_per_s_per_budget_device == s.table.goodput_per_s_per_budget_device.max()
+    assert len(s.table) <= 4 * n                               # linear, not n^2 / 2
+
+
+def test_best_pool_ratio_picks_six_prefill_for_two_decode():
+    s = best_pool_ratio(D70, D70, 32, 2048, 256, 1.0, 0.033)
     # One decode instance takes 33.7 req/s within memory; a prefill instance ~9.9 within the
     # TTFT SLO: six prefill instances feed two decode instances.
     assert (s.n_prefill, s.n_decode) == (6, 2)

@@ -397,8 +397,10 @@ class PoolSplit:
         Its rate over the whole budget, idle devices included [req/s/device]: the quantity
         maximised.
     table : pandas.DataFrame
-        Every split: ``n_prefill``, ``n_decode``, ``n_devices``, ``rate_per_s``,
-        ``goodput_per_s_per_budget_device``, ``binding``.
+        The candidate splits, for each prefill count the decode counts that can be best
+        (the largest the budget allows and the smallest that matches the prefill pool):
+        ``n_prefill``, ``n_decode``, ``n_devices``, ``rate_per_s``,
+        ``goodput_per_s_per_budget_device``, ``binding``. Linear in the budget.
     """
 
     n_prefill: int
@@ -406,6 +408,29 @@ class PoolSplit:
     goodput: Goodput
     goodput_per_s_per_budget_device: float
     table: pd.DataFrame
+
+
+def _candidate_splits(m: _Disagg, total: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""For each prefill count, the decode counts that can be best: O(budget), not O(budget²).
+
+    The rate :math:`\min(a n_p, b n_d)` never falls as :math:`n_d` grows, so for a given
+    :math:`n_p` only the largest :math:`n_d` the budget allows can win, or, where the
+    prefill pool binds first, the smallest :math:`n_d` that reaches :math:`a n_p` (fewer
+    devices for the same rate); the neighbours of that count are kept against rounding.
+    """
+    dp, dd = m.n_dev_p, m.n_dev_d
+    n_p = np.arange(1, (total - dd) // dp + 1)
+    d_max = (total - n_p * dp) // dd
+    lim = _disagg_limits(m, n_p, np.ones_like(n_p))
+    per_prefill = np.min([np.broadcast_to(np.asarray(lim[k], float), n_p.shape)
+                          for k in lim if k in ("ttft", "link")], axis=0)
+    per_decode = float(np.asarray(lim[m.decode_binding], float).flat[0])
+    reach = np.ceil(per_prefill / per_decode) if per_decode > 0 else d_max
+    cand = [d_max] + [np.clip(reach + j, 1, d_max) for j in (-1, 0, 1)]
+    P_ = np.concatenate([n_p] * len(cand))
+    D_ = np.concatenate(cand).astype(np.int64)
+    pairs = np.unique(np.stack([P_, D_], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 @accepts_legacy(_POOLS_0_1, _DEFAULTS_0_1, _disagg_0_1, "workload")
@@ -422,9 +447,9 @@ def best_pool_ratio(prefill_dep: Deployment, decode_dep: Deployment, total_devic
     prefill_dep, decode_dep : Deployment
         One instance of each pool.
     total_devices : int
-        Device budget; every split with at least one instance of each kind and
+        Device budget; the best of every split with at least one instance of each kind and
         ``n_p * prefill_dep.n_devices + n_d * decode_dep.n_devices <= total_devices`` is
-        tried.
+        found in time linear in the budget (:func:`_candidate_splits`).
     workload, slo, link
         As in :func:`disaggregated_goodput` ([token], [s], [B/s]).
 
@@ -467,11 +492,7 @@ def best_pool_ratio(prefill_dep: Deployment, decode_dep: Deployment, total_devic
         raise TokenomicsError(
             f"total_devices={total} cannot hold one prefill instance ({dp} devices) beside one "
             f"decode instance ({dd}): at least {dp + dd} devices are needed")
-    # Every split at once: the limits are linear in the instance counts (_disagg_limits).
-    P_, D_ = np.meshgrid(np.arange(1, (total - dd) // dp + 1),
-                         np.arange(1, (total - dp) // dd + 1), indexing="ij")
-    keep = P_ * dp + D_ * dd <= total
-    n_p_all, n_d_all = P_[keep], D_[keep]
+    n_p_all, n_d_all = _candidate_splits(m, total)
     lim = _disagg_limits(m, n_p_all, n_d_all)
     names = list(lim)
     stacked = np.stack([np.broadcast_to(np.asarray(lim[k], float), n_p_all.shape)
