@@ -186,9 +186,9 @@ def test_best_pool_ratio_equals_the_search_over_every_split(total, ttft, tpot):
     # (here by disaggregated_goodput, split by split) finds the same best rate and split.
     s = best_pool_ratio(D70, D70, total, 2048, 256, ttft, tpot)
     n = total // 4
-    best = max(((disaggregated_goodput(D70, D70, p, d, 2048, 256, ttft, tpot).rate_per_s
+    best = max((disaggregated_goodput(D70, D70, p, d, 2048, 256, ttft, tpot).rate_per_s
                  / total, -(p + d), -p, p, d)
-                for p in range(1, n) for d in range(1, n - p + 1)))
+                for p in range(1, n) for d in range(1, n - p + 1))
     assert s.goodput_per_s_per_budget_device == pytest.approx(best[0], rel=1e-12)
     assert (s.n_prefill, s.n_decode) == best[3:]
     assert s.goodput_per_s_per_budget_device == s.table.goodput_per_s_per_budget_device.max()
