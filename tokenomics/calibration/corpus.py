@@ -56,7 +56,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from tokenomics.core.errors import CatalogError, TokenomicsError
@@ -177,9 +176,9 @@ def _parse(raw: dict[str, str], where: str) -> CorpusRow:
                            f"{', '.join(METRICS)}")
     if row.pool not in POOLS:
         raise CatalogError(f"{where}: field pool: {row.pool!r} is not one of {', '.join(POOLS)}")
-    if not (row.measured > 0 and np.isfinite(row.measured)):
-        raise CatalogError(f"{where}: field measured: must be a positive number, got "
-                           f"{row.measured!r}")
+    if not (0 < row.measured < 1e9):
+        raise CatalogError(f"{where}: field measured: must be a positive number below 1e9 "
+                           f"(token/s or s), got {row.measured!r}")
     return row
 
 
@@ -216,6 +215,10 @@ def load_corpus(path: str | Path | None = None, *, include_reserved: bool = Fals
             records = list(csv.DictReader(fh))
     except OSError as exc:
         raise CatalogError(f"{p}: cannot read the corpus ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{p}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except csv.Error as exc:
+        raise CatalogError(f"{p}: not valid CSV ({exc})") from None
     rows, seen = [], set()
     for i, raw in enumerate(records):
         row = _parse(raw, f"{p}: row {i + 2} ({raw.get('id', '?')})")

@@ -239,10 +239,18 @@ def committed() -> Calibration:
     for k in (*PARAMS, "ratio_low", "ratio_high", "cv", "date", "command", "inputs"):
         if k not in data:
             raise CatalogError(f"{p}: field {k}: required key is missing")
+    for k in PARAMS:
+        if isinstance(data[k], bool) or not isinstance(data[k], (int, float)):
+            raise CatalogError(f"{p}: field {k}: must be a number, got {data[k]!r}")
     try:
         eff = _efficiency([data[k] for k in PARAMS], name="calibrated")
     except (TokenomicsError, TypeError, ValueError) as exc:
         raise CatalogError(f"{p}: {exc}") from None
+    lo, hi = data["ratio_low"], data["ratio_high"]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (lo, hi)) \
+            or not 0 < lo <= 1 <= hi:
+        raise CatalogError(f"{p}: fields ratio_low, ratio_high: need 0 < low <= 1 <= high "
+                           f"(an interval around the forecast), got {lo!r}, {hi!r}")
     return Calibration(efficiency=eff, ratio_low=float(data["ratio_low"]),
                        ratio_high=float(data["ratio_high"]),
                        cv={k: float(v) for k, v in data["cv"].items()},

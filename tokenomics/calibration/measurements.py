@@ -103,6 +103,12 @@ def load_measurements(path: str | Path | None = None, *, include_reserved: bool 
         if r["metric"] not in _METRICS:
             raise CatalogError(f"{where}: metric {r['metric']!r} is not one of "
                                f"{', '.join(_METRICS)}")
+        v = r["measured"]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1e9:
+            raise CatalogError(f"{where}: field measured: must be a speed in (0, 1e9) "
+                               f"token/s, got {v!r}")
+        if r["id"] in {m.id for m in rows}:
+            raise CatalogError(f"{where}: field id: {r['id']!r} appears twice")
         m = Measurement(**r)
         if include_reserved or not m.reserved:
             rows.append(m)

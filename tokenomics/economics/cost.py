@@ -583,6 +583,10 @@ def _prices() -> dict[str, ApiPrice]:
         pid = str(e["id"]).lower()
         if pid in out:
             raise CatalogError(f"{path}: field {where}.id: {pid!r} defined twice")
+        inp, hit = vals.get("input"), vals.get("cached_input")
+        if inp is not None and hit is not None and hit > inp:
+            raise CatalogError(f"{path}: field {where}.cached_input: {hit:g} USD/Mtok is above "
+                               f"the uncached input price {inp:g}; a cache hit costs less")
         out[pid] = ApiPrice(id=pid, provider=e["provider"], model=e["model"],
                             date=str(e["date"]), sources=sources, note=e.get("note", ""),
                             **vals)  # type: ignore[arg-type]

@@ -23,6 +23,8 @@ Modules
     Spreadsheet building blocks: SymPy expressions as formulas, and a four-column worksheet.
 ``tables``
     Catalog tables: one row per entry, unit-suffixed numeric columns, sources beside values.
+``validate``
+    Validate every data file the package reads, by kind, naming the file and field that fails.
 """
 
 from tokenomics.core.lazy import attach
@@ -58,6 +60,8 @@ _EXPORTS = {
     "catalog_pages": ".docgen",
     "validation_page": ".docgen",
     "calibration_page": ".docgen",
+    "validate_data": ".validate",
+    "CHECKS": ".validate",
     "WORST_CAUSES": ".docgen",
     "api_pages": ".docgen",
     "gallery": ".docgen",
@@ -86,6 +90,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'validate',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)
