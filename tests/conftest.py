@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("fuzz", max_examples=2000, deadline=None)
+settings.register_profile("fuzz", max_examples=10_000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

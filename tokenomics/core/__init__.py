@@ -21,7 +21,9 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "MAX_COUNT": ".checks",
     "counts": ".checks",
+    "together": ".checks",
     "positive": ".checks",
     "non_negative": ".checks",
     "context_within": ".checks",

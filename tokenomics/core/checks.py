@@ -10,6 +10,20 @@ from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
 
 
+#: Largest whole number a count may be: 2**53, the last integer a float holds exactly.
+MAX_COUNT = 2.0**53
+
+
+def together(**arrays: np.ndarray) -> None:
+    """Raise a :class:`TokenomicsError` unless the named arrays broadcast to one shape."""
+    try:
+        np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise TokenomicsError(f"the arrays do not broadcast together ({shapes}); give "
+                              f"scalars or arrays of shapes numpy can broadcast") from None
+
+
 def counts(x: Any, name: str, minimum: float = 1, unit: str = "count") -> np.ndarray:
     """Return ``x`` as a float array of whole numbers >= ``minimum``; raise otherwise.
 
@@ -26,11 +40,15 @@ def counts(x: Any, name: str, minimum: float = 1, unit: str = "count") -> np.nda
     arr = to_array(as_magnitude(x, unit, name), name)
     if arr.size == 0:
         raise TokenomicsError(f"{name} is empty; give at least one value")
-    bad = ~np.isfinite(arr) | (arr < minimum) | (arr != np.floor(arr))
+    # above 2**53 a float holds no exact whole number, and no count of tokens, sequences or
+    # devices comes near it
+    bad = ~np.isfinite(arr) | (arr < minimum) | (arr != np.floor(arr)) | (arr > MAX_COUNT)
     if bad.any():
         first = fmt(arr[bad].flat[0])
+        big = arr[bad]
+        top = " and at most 2**53" if np.any(np.isfinite(big) & (big > MAX_COUNT)) else ""
         raise TokenomicsError(
-            f"{name} must be a whole number >= {minimum:g}, got {first}"
+            f"{name} must be a whole number >= {minimum:g}{top}, got {first}"
             + (f" (and {int(bad.sum()) - 1} more invalid values)" if bad.sum() > 1 else ""))
     return arr
 
@@ -38,6 +56,8 @@ def counts(x: Any, name: str, minimum: float = 1, unit: str = "count") -> np.nda
 def positive(x: Any, name: str, unit: str) -> np.ndarray:
     """Return ``x`` (converted to ``unit``) as a float array of finite values > 0."""
     arr = to_array(as_magnitude(x, unit, name), name)
+    if arr.size == 0:
+        raise TokenomicsError(f"{name} is empty; give at least one value")
     bad = ~np.isfinite(arr) | (arr <= 0)
     if bad.any():
         raise TokenomicsError(f"{name} must be > 0 [{unit}], got {fmt(arr[bad].flat[0])}")
@@ -47,6 +67,8 @@ def positive(x: Any, name: str, unit: str) -> np.ndarray:
 def non_negative(x: Any, name: str, unit: str) -> np.ndarray:
     """Return ``x`` (converted to ``unit``) as a float array of finite values >= 0."""
     arr = to_array(as_magnitude(x, unit, name), name)
+    if arr.size == 0:
+        raise TokenomicsError(f"{name} is empty; give at least one value")
     bad = ~np.isfinite(arr) | (arr < 0)
     if bad.any():
         raise TokenomicsError(f"{name} must be >= 0 [{unit}], got {fmt(arr[bad].flat[0])}")
@@ -119,7 +141,7 @@ def open_probability(x: Any, name: str) -> np.ndarray:
 def fmt(v: Any) -> str:
     """A number as a person writes it: 3, 1.5, nan."""
     v = float(v)
-    return str(int(v)) if v.is_integer() else f"{v:g}"
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
 
 
 def scalar_or_array(x: np.ndarray) -> Any:

@@ -87,6 +87,7 @@ def cost_per_million_tokens(usd_per_device_hour: Any, tokens_per_s_per_device: A
     """
     p = V.non_negative(usd_per_device_hour, "usd_per_device_hour", "USD/hour")
     r = V.positive(tokens_per_s_per_device, "tokens_per_s_per_device", "token/s")
+    V.together(usd_per_device_hour=p, tokens_per_s_per_device=r)
     return V.scalar_or_array(p / (3600.0 * r) * 1e6)
 
 
