@@ -9,7 +9,6 @@ import numpy as np
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
 
-
 #: Largest whole number a count may be: 2**53, the last integer a float holds exactly.
 MAX_COUNT = 2.0**53
 
