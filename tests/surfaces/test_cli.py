@@ -237,3 +237,30 @@ def test_report_on_a_device_without_a_compute_peak_names_the_missing_figure(tmp_
     assert main(["report", "llama-3.1-8b", "bertha", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "peak is not published" in err and "does not fit" not in err
+
+
+BAD_ARGUMENTS = [
+    "decode llama-3.1-8b h100-sxm --batch 0", "decode llama-3.1-8b h100-sxm --context -5",
+    "decode nope h100-sxm", "decode llama-3.1-8b nope", "decode llama-3.1-8b h100-sxm --tp 3",
+    "decode llama-3.1-8b h100-sxm --mfu 2", "decode llama-3.1-8b h100-sxm --overhead-ms nan",
+    "decode llama-3.1-8b h100-sxm --weight-dtype fp3", "decode llama-3.1-8b h100-sxm --pp 100",
+    "decode llama-3.1-8b h100-sxm --usable-fraction 0",
+    "decode llama-3.1-8b h100-sxm --reserve-gb -1",
+    "prefill llama-3.1-8b h100-sxm --prompt 0", "prefill llama-3.1-8b h100-sxm --cached 99999",
+    "steady llama-3.1-8b h100-sxm --output 0", "steady llama-3.1-8b h100-sxm --chunk 0",
+    "roofline llama-3.1-8b h100-sxm --batch 0", "frontier llama-3.1-8b --hardware nope",
+    "frontier llama-3.1-8b --context 0", "cost llama-3.1-8b h100-sxm --price -3",
+    "disagg llama-3.1-8b h100-sxm --devices 0",
+    "disagg llama-3.1-8b h100-sxm --devices 10000000000",          # was a MemoryError
+    "retention llama-3.1-8b h100-sxm --tier nope", "retention llama-3.1-8b h100-sxm --context 0",
+    "fit llama-3.1-8b h100-sxm --batch 0", "fit llama-3.1-8b h100-sxm --multiple-of 0",
+    "hardware nope", "models nope", "calibrate --write /nonexistent/dir/x.toml",
+]
+
+
+@pytest.mark.parametrize("args", BAD_ARGUMENTS)
+def test_bad_arguments_get_one_line_errors_not_tracebacks(args, capsys):
+    # Issue 13: no traceback for any argument; exit status 2 and one "tokenomics: error:"
+    assert main(args.split()) == 2
+    err = capsys.readouterr().err
+    assert "tokenomics: error:" in err and "Traceback" not in err

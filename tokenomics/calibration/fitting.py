@@ -425,6 +425,10 @@ def write_calibration(path: Path | str | None = None) -> dict[str, Any]:
             lines.append(f"{k} = {v!r}")
     lines += ["", "# Grouped cross-validation (each group refitted without its rows)", "[cv]"]
     lines += [f"{k} = {v!r}" for k, v in figs.items()]
-    p.write_text("\n".join(lines) + "\n")
+    try:
+        p.write_text("\n".join(lines) + "\n")
+    except OSError as exc:
+        raise TokenomicsError(f"cannot write {p}: {exc.strerror}; give a path in a folder "
+                              f"that exists and you may write to") from None
     committed.cache_clear()
     return {**data, "cv": figs}

@@ -56,6 +56,7 @@ _EXPORTS = {
     "disaggregated_goodput": ".disagg",
     "PoolSplit": ".disagg",
     "best_pool_ratio": ".disagg",
+    "MAX_POOL_DEVICES": ".disagg",
     "POLICIES": ".paged",
     "allocated_tokens": ".paged",
     "LengthDistribution": ".paged",

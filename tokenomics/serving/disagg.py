@@ -410,6 +410,10 @@ class PoolSplit:
     table: pd.DataFrame
 
 
+#: Largest device budget :func:`best_pool_ratio` searches (its candidate table is linear in it).
+MAX_POOL_DEVICES = 10_000_000
+
+
 def _candidate_splits(m: _Disagg, total: int) -> tuple[np.ndarray, np.ndarray]:
     r"""For each prefill count, the decode counts that can be best: O(budget), not O(budget²).
 
@@ -487,6 +491,9 @@ def best_pool_ratio(prefill_dep: Deployment, decode_dep: Deployment, total_devic
     """
     m = _disagg(prefill_dep, decode_dep, workload, slo, link)
     total = single_count(total_devices, "total_devices")
+    if total > MAX_POOL_DEVICES:
+        raise TokenomicsError(f"total_devices={total:,} is more than {MAX_POOL_DEVICES:,}; the "
+                              f"split of a larger fleet is the same ratio, so size a part of it")
     dp, dd = m.n_dev_p, m.n_dev_d
     if dp + dd > total:
         raise TokenomicsError(
