@@ -8,6 +8,8 @@ it publishes no NVLink latency. B200 publishes neither latency.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tokenomics as tk
@@ -16,6 +18,7 @@ from tokenomics.data.interconnect import (
     DEFAULT_SCALE_OUT_LATENCY_S,
     DEFAULT_SCALE_UP_LATENCY_S,
     Topology,
+    link_share,
     topology,
 )
 
@@ -100,3 +103,62 @@ def test_no_scale_out_bandwidth():
 
 def test_algorithm_names():
     assert ALGORITHMS == ("ring", "tree", "one_shot", "two_shot")
+
+
+# --------------------------------------------------------------------------------------------
+# How the domain is wired: the share of the links a smaller group drives
+# --------------------------------------------------------------------------------------------
+def test_mesh_pair_uses_one_of_seven_infinity_fabric_links():
+    # AMD MI300X platform: 8 GPUs fully connected by 7 links of 64 GB/s each way; the catalog
+    # stores the aggregate 896 GB/s bidirectional = 448 GB/s each way
+    topo = topology(tk.hardware("mi300x"))
+    assert topo.kind == "mesh"
+    assert topo.group_bytes_per_s(8) == pytest.approx(448e9)
+    assert topo.group_bytes_per_s(2) == pytest.approx(64e9)
+    assert topo.group_bytes_per_s(4) == pytest.approx(3 * 64e9)
+
+
+def test_switched_domain_gives_every_group_the_full_link():
+    # NVLink Switch: 900 GB/s each way per B200 whatever the peer set
+    topo = topology(tk.hardware("b200"))
+    assert topo.kind == "switched"
+    assert topo.group_bytes_per_s(2) == topo.group_bytes_per_s(8) == pytest.approx(900e9)
+
+
+@pytest.mark.parametrize("kind, group, share", [
+    ("torus-2d", 2, 1 / 4),    # one port of four (extent 2: both neighbours are one chip)
+    ("torus-2d", 4, 2 / 4),    # 2 x 2
+    ("torus-2d", 8, 3 / 4),    # 4 x 2
+    ("torus-2d", 16, 4 / 4),   # 4 x 4 ring in both dimensions
+    ("torus-3d", 8, 3 / 6),    # 2 x 2 x 2
+    ("torus-3d", 64, 6 / 6),   # 4 x 4 x 4 cube
+    ("torus-3d", 3, 2 / 6),    # a ring of 3 in one dimension
+    ("mesh", 256, 1.0), ("mesh", 1, 1.0), ("mesh", 2, 1 / 255), ("switched", 5, 1.0),
+])
+def test_link_share_by_hand(kind, group, share):
+    # a domain of 256 devices (a TPU v5e / v6e pod)
+    assert link_share(kind, group, 256) == pytest.approx(share)
+
+
+def test_tpu_and_trainium_domains_are_tori():
+    assert topology(tk.hardware("tpu-v5e")).kind == "torus-2d"
+    assert topology(tk.hardware("tpu-v5p")).kind == "torus-3d"
+    # trn2.48xlarge: 16 Trainium2 on a 4 x 4 NeuronLink torus; TP=16 drives every link
+    trn2 = topology(tk.hardware("trainium2"))
+    assert trn2.group_bytes_per_s(16) == pytest.approx(trn2.up_bytes_per_s)
+
+
+def test_link_share_names_the_kinds():
+    with pytest.raises(tk.TokenomicsError, match="switched, mesh"):
+        link_share("ring", 2, 8)
+
+
+def test_catalog_refuses_an_unknown_topology(tmp_path):
+    import shutil
+    src = Path(tk.data.catalog_dir("hardware_catalog"))
+    for f in ("b200.toml", "sources.toml"):
+        shutil.copy(src / f, tmp_path / f)
+    p = tmp_path / "b200.toml"
+    p.write_text(p.read_text().replace('[scale_up]\n', '[scale_up]\ntopology = "ring"\n'))
+    with pytest.raises(tk.CatalogError, match=r"b200.toml: field scale_up.topology"):
+        tk.data.load_catalog(tmp_path, catalog_path=())

@@ -24,27 +24,18 @@ UNPRICED = {
     "groq-lpu": "sold as an API (tokens); no per-device rental price",
     "gaudi3": "only Intel's 2024 kit list price (purchase); a search for IBM Cloud / Intel "
               "Tiber Gaudi 3 hourly rates found availability news but no per-hour figure",
-    "gb300": "only rack purchase estimates; searches for GB300 NVL72 / B300 per-GPU "
-             "on-demand rates found B200/GB200 rates only, no dated GB300 figure",
-    "mi355x": "searched MI355X per-GPU-hour rates (TensorWave, Vultr, Crusoe); stored pages "
-              "say it is rentable on-demand but state no per-GPU price",
     "h800": "only DeepSeek's assumed $2/hr (tier 'estimate'); not rented on-demand",
-    "tpu-v5e": "Google's $1.20/chip-hr appears only in undated or unattributable stored copies "
-               "(SkyPilot catalog rows, notes without repository); no dated citable source",
-    "tpu-v5p": "Google's $4.20/chip-hr appears only in undated or unattributable stored copies "
-               "(SkyPilot catalog rows, notes without repository); no dated citable source",
     "tpu-ironwood": "Google Cloud per-chip on-demand price not found in a stored source",
-    "trainium3": "not searched this round; the stored instances.vantage.sh copy "
-                 "(tsaol/aws-gpu, 2026-01) lists no Trn3 instance",
-    "a40": "searched RunPod A40 on-demand rates; found only RunPod serverless per-second "
-           "rates on an undated docs page, no dated on-demand per-GPU figure",
-    "h20": "no price sourced yet (not searched this round)",
-    "mi250x": "no price sourced yet (not searched this round)",
-    "ascend-910c": "no price sourced yet (not searched this round)",
+    "trainium3": "the stored instances.vantage.sh copy (tsaol/aws-gpu, 2026-01) lists no Trn3 "
+                 "instance; a '~$32/hr' figure found treats trn3.48xlarge as one chip (wrong)",
+    "h20": "only an analyst's average selling price ($12,000, purchase tier); searches for an "
+           "hourly H20 rental rate found none",
+    "mi250x": "only an undated MI250 (not MI250X) rate of $1.00/hr without its unit (per GPU "
+              "or per package); not used",
+    "ascend-910c": "searched Ascend 910C and CloudMatrix 384 rental and purchase prices; no "
+                   "stored page states one",
     "gaudi2": "Databricks (2024-01) compared Intel Developer Cloud on-demand Gaudi 2 pricing, "
               "but the stored copies show no figure; no other Gaudi 2 rate found",
-    "v100-sxm2-32gb": "searched V100 32GB cloud rates; found only an undated RunPod "
-                      "community figure (variant unstated), no dated SXM2-32GB rate",
 }
 
 
@@ -142,3 +133,17 @@ def test_rental_price_keeps_working():
     # latest of any tier, as before; and of one tier
     assert tk.rental_price(tk.hardware("h800")).usd == 2.0
     assert tk.rental_price(tk.hardware("h200"), "hyperscaler-capacity-block").usd == 5.408
+
+
+def test_prices_added_2026_12():
+    # AWS p3dn.24xlarge on-demand $31.212 per instance-hour / 8 V100 32 GB (instances.vantage.sh)
+    v100 = price_on_basis(tk.hardware("v100-sxm2-32gb"))
+    assert v100.usd_per_device_hour == pytest.approx(31.212 / 8)
+    assert v100.tier == "hyperscaler-on-demand"
+    # Vultr MI355X $2.590 per GPU-hour on-demand (2026-07-31); neocloud comes first on the basis
+    mi355x = price_on_basis(tk.hardware("mi355x"))
+    assert (mi355x.usd_per_device_hour, mi355x.tier) == (2.59, "neocloud-on-demand")
+    # GB300: Oracle's BM.GPU.GB300.4 at $18.00 per GPU-hour is the only published list price
+    gb300 = price_on_basis(tk.hardware("gb300"))
+    assert (gb300.usd_per_device_hour, gb300.tier, gb300.date) == (18.0, "hyperscaler-on-demand",
+                                                                   "2026-09-19")

@@ -287,3 +287,15 @@ def test_prefill_pipeline_microbatches_by_gpipe_formula():
     assert four.flops_per_device == pytest.approx(one.flops_per_device)
     with pytest.raises(tk.TokenomicsError, match="microbatches"):
         tk.prefill(d, 2048, batch=8, microbatches=0)
+
+
+def test_tp2_allreduce_on_a_mesh_crosses_one_link():
+    # MI300X: a TP=2 pair talks over one Infinity Fabric link, 64 GB/s each way (AMD's
+    # MI300X platform docs); a 16 MiB all-reduce over 2 devices moves (2-1)/2 * 2 * M per
+    # device = 16 MiB each way: 16 * 2**20 / 64e9 s, plus the ring's 2 * (2-1) hops of latency
+    from tokenomics.data.interconnect import topology
+    from tokenomics.physics.collectives import group_allreduce_time
+    topo = topology(tk.hardware("mi300x"))
+    m = 16 * 2**20
+    t = group_allreduce_time(topo, m, 2, algorithm="ring")
+    assert float(t) == pytest.approx(m / 64e9 + 2 * topo.up_latency_s, rel=1e-9)

@@ -33,7 +33,7 @@ from tokenomics.core.dtypes import PEAK_KEYS, dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnitError, UnknownEntryError
 from tokenomics.core.units import parse_quantity
 from tokenomics.data.hf_config import model_from_hf_config
-from tokenomics.data.specs import PRICE_TIERS, Hardware, Model, Price
+from tokenomics.data.specs import PRICE_TIERS, SCALE_UP_TOPOLOGIES, Hardware, Model, Price
 from tokenomics.data.user_catalog import catalog_generation, check_folders, search_path, user_subdir
 
 _PKG = Path(__file__).resolve().parent.parent  # the tokenomics package folder
@@ -305,7 +305,7 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
             scale_up_name=f.string(up, "name", "scale_up", required=False),
             scale_up_bw_bytes_per_s=up_bw,
             scale_up_domain_size=int(dom) if dom is not None else None,
-            scale_up_latency_s=up_lat,
+            scale_up_latency_s=up_lat, scale_up_topology=up.get("topology", "switched"),
             scale_out_name=f.string(out, "name", "scale_out", required=False),
             scale_out_bw_bytes_per_s=out_bw, scale_out_latency_s=out_lat, tdp_w=tdp,
             prices=tuple(prices), unavailable=dict(f.unavailable), sources=dict(f.used),
@@ -367,7 +367,12 @@ def _hw_scale_up(f: _File, data: Mapping[str, Any],
     """The ``[scale_up]`` table, its per-direction bandwidth [B/s], domain size and latency [s]."""
     up = _table(f, data, "scale_up", required=False)
     if up:
-        f.keys(up, "scale_up", ("name",), ("bandwidth", "domain_size", "latency", "note"))
+        f.keys(up, "scale_up", ("name",), ("bandwidth", "domain_size", "latency", "topology",
+                                          "note"))
+        topo = up.get("topology", "switched")
+        if topo not in SCALE_UP_TOPOLOGIES:
+            raise f.err("scale_up.topology", f"{topo!r} is not one of "
+                                             f"{', '.join(SCALE_UP_TOPOLOGIES)}")
     up_bw = f.quantity(up, "bandwidth", "scale_up", "B/s", *_B["link"], link=True,
                        required=False)
     dom = f.quantity(up, "domain_size", "scale_up", "count", *_B["domain"], required=False)

@@ -43,6 +43,9 @@ PRICE_TIERS = ("hyperscaler-on-demand", "hyperscaler-capacity-block", "hyperscal
                "neocloud-on-demand", "neocloud-spot", "long-term-contract", "purchase",
                "estimate")
 
+#: How a scale-up domain is wired (see :attr:`Hardware.scale_up_topology`).
+SCALE_UP_TOPOLOGIES = ("switched", "mesh", "torus-2d", "torus-3d")
+
 
 @dataclass(frozen=True)
 class Price:
@@ -96,6 +99,15 @@ class Hardware:
         figure is halved once at load).
     scale_up_domain_size : int or None
         Devices in one scale-up domain.
+    scale_up_topology : str
+        How the domain's devices are wired, one of :data:`SCALE_UP_TOPOLOGIES`:
+        ``"switched"`` (every device reaches every peer at its full link bandwidth through
+        switches: NVSwitch, NVLink Switch, Huawei's UB switches; the default where a catalog
+        does not say, the optimistic case), ``"mesh"`` (a direct link to each peer: AMD
+        Infinity Fabric, Gaudi's RoCE ports; a group of g of the domain's n devices uses
+        g - 1 of its n - 1 links), ``"torus-2d"`` / ``"torus-3d"`` (nearest-neighbour links
+        in 2 or 3 dimensions: TPU ICI, Trainium2 NeuronLink). See
+        :meth:`tokenomics.data.interconnect.Topology.group_bytes_per_s`.
     scale_up_latency_s, scale_out_latency_s : float or None
         Latency floor of one transfer [s], where published.
     scale_out_bw_bytes_per_s : float or None
@@ -125,6 +137,7 @@ class Hardware:
     scale_up_bw_bytes_per_s: float | None = None
     scale_up_domain_size: int | None = None
     scale_up_latency_s: float | None = None
+    scale_up_topology: str = "switched"
     scale_out_name: str = ""
     scale_out_bw_bytes_per_s: float | None = None
     scale_out_latency_s: float | None = None
@@ -137,6 +150,10 @@ class Hardware:
 
     def __post_init__(self) -> None:
         coerce_fields(self, _HARDWARE_UNITS)
+        if self.scale_up_topology not in SCALE_UP_TOPOLOGIES:
+            raise TokenomicsError(f"hardware {self.id!r}: scale_up_topology must be one of "
+                                  f"{', '.join(SCALE_UP_TOPOLOGIES)}, got "
+                                  f"{self.scale_up_topology!r}")
         peaks = {k: as_magnitude(v, "flop/s", f"peak_flop_per_s[{k!r}]")
                  for k, v in dict(self.peak_flop_per_s).items()}
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(peaks))

@@ -293,10 +293,11 @@ def group_allreduce_time(topo: Topology, message_bytes: Any, group: int,
     n_in, d = _split(topo, group)
     up_t: Any = 0.0
     if n_in > 1:
-        assert topo.up_bytes_per_s is not None
+        up = topo.group_bytes_per_s(n_in)
+        assert up is not None
         if d == 1:
-            return _allreduce(m, n_in, topo.up_bytes_per_s, topo.up_latency_s, algorithm)
-        up_t = 2 * _gather(m, n_in, topo.up_bytes_per_s, topo.up_latency_s)
+            return _allreduce(m, n_in, up, topo.up_latency_s, algorithm)
+        up_t = 2 * _gather(m, n_in, up, topo.up_latency_s)
     assert topo.out_bytes_per_s is not None
     return up_t + _allreduce(m / n_in, d, topo.out_bytes_per_s, topo.out_latency_s, algorithm)
 
@@ -312,8 +313,9 @@ def group_allgather_time(topo: Topology, message_bytes: Any, group: int) -> Any:
         assert topo.out_bytes_per_s is not None
         t = _gather(m / n_in, d, topo.out_bytes_per_s, topo.out_latency_s)
     if n_in > 1:
-        assert topo.up_bytes_per_s is not None
-        t = t + _gather(m, n_in, topo.up_bytes_per_s, topo.up_latency_s)
+        up = topo.group_bytes_per_s(n_in)
+        assert up is not None
+        t = t + _gather(m, n_in, up, topo.up_latency_s)
     return t
 
 
@@ -325,8 +327,9 @@ def group_alltoall_time(topo: Topology, message_bytes: Any, group: int) -> Any:
     n_in, d = _split(topo, group)
     t_up: Any = 0.0
     if n_in > 1:
-        assert topo.up_bytes_per_s is not None
-        t_up = topo.up_latency_s + (n_in - 1) / group * m / topo.up_bytes_per_s
+        up = topo.group_bytes_per_s(n_in)
+        assert up is not None
+        t_up = topo.up_latency_s + (n_in - 1) / group * m / up
     if d == 1:
         return np.where(m > 0, t_up, 0.0)
     assert topo.out_bytes_per_s is not None
@@ -340,8 +343,9 @@ def group_p2p_time(topo: Topology, message_bytes: Any, crosses_domain: bool) -> 
     if crosses_domain:
         assert topo.out_bytes_per_s is not None
         return np.where(m > 0, topo.out_latency_s + m / topo.out_bytes_per_s, 0.0)
-    assert topo.up_bytes_per_s is not None
-    return np.where(m > 0, topo.up_latency_s + m / topo.up_bytes_per_s, 0.0)
+    up = topo.group_bytes_per_s(2)
+    assert up is not None
+    return np.where(m > 0, topo.up_latency_s + m / up, 0.0)
 
 
 def pipeline_bubble_fraction(pp: int, microbatches: int) -> float:
