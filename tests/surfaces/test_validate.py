@@ -147,7 +147,7 @@ def test_kv_tier_file_corruptions_are_caught_by_name(tmp_path, what, m, match):
 
 def test_the_bundled_data_validates_whole(capsys):
     t = validate_data()
-    assert set(t.kind) == {"catalogs", "api_prices", "assumptions", "kv_tiers",
+    assert set(t.kind) == {"catalogs", "systems", "api_prices", "assumptions", "kv_tiers",
                            "measurements", "corpus", "calibration"}
     assert t.ok.all(), t[~t.ok].detail.tolist()
     assert main([]) == 0

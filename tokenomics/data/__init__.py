@@ -15,6 +15,8 @@ Modules
     The links a device's collectives cross: its scale-up domain and its scale-out NIC.
 ``specs``
     Frozen specifications: hardware and its prices, model architecture, efficiencies.
+``systems``
+    Racks, pods and supernodes: a count of one catalog device and how its domain is wired.
 ``user_catalog``
     Where users' own catalog folders are found: the search path of the catalog loader.
 ``workload``
@@ -70,12 +72,20 @@ _EXPORTS = {
     "search_path": ".user_catalog",
     "use_catalog": ".user_catalog",
     "catalog_generation": ".user_catalog",
+    "TOTAL_TOLERANCE": ".systems",
+    "TOTALS": ".systems",
+    "Switch": ".systems",
+    "System": ".systems",
+    "parse_system_file": ".systems",
+    "systems_dirs": ".systems",
+    "load_systems": ".systems",
+    "system": ".systems",
     "Workload": ".workload",
     "SLO": ".workload",
     "Link": ".workload",
     "accepts_legacy": ".workload",
     "accepts_legacy_forms": ".workload",
 }
-_MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'user_catalog', 'workload',)
+_MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'systems', 'user_catalog', 'workload',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -169,7 +169,7 @@ class _File:
                  lo: float, hi: float, *, link: bool = False,
                  required: bool = True) -> float | None:
         """Parse ``table[name]`` into ``to`` units, or None when absent/not published."""
-        f = f"{field}.{name}"
+        f = f"{field}.{name}" if field else name
         if name not in table:
             if required:
                 raise self.err(f, "required key is missing (write \"not published\" if no "
@@ -635,6 +635,9 @@ def _lookup(name: Any, table: Mapping[str, Any], aliases: Mapping[str, str], wha
 def hardware(name: str | Hardware) -> Hardware:
     """Look up an accelerator by id or alias (case-insensitive), e.g. ``"h100-sxm"``.
 
+    A :class:`~tokenomics.data.systems.System` gives its device with the system's scale-up
+    domain and wiring (``System.hardware``), so a Deployment may be built on a system.
+
     Raises
     ------
     UnknownEntryError
@@ -647,6 +650,9 @@ def hardware(name: str | Hardware) -> Hardware:
     """
     if isinstance(name, Hardware):
         return name
+    as_hw = getattr(name, "hardware", None)   # a System (tokenomics.data.systems) gives its own
+    if isinstance(as_hw, Hardware):
+        return as_hw
     cat = default_catalog()
     return _lookup(name, cat.hardware, cat.hardware_aliases, "hardware")
 

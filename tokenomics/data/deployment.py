@@ -168,7 +168,7 @@ class Deployment:
         """Replace a model or hardware given as a catalog id by its catalog entry."""
         if isinstance(self.model, str):
             object.__setattr__(self, "model", catalog.model(self.model))
-        if isinstance(self.hardware, str):
+        if not isinstance(self.hardware, Hardware):   # an id, or a System (its own device)
             object.__setattr__(self, "hardware", catalog.hardware(self.hardware))
 
     def _check_parallel_sizes(self) -> None:

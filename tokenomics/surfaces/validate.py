@@ -1,7 +1,7 @@
 """Validate every data file the package reads, by kind, naming the file and field that fails.
 
 ``python -m tokenomics.surfaces.validate`` (or :func:`validate_data`) loads the hardware and
-model catalogs with their bibliographies, the API prices, the cost-of-ownership
+model catalogs with their bibliographies, the systems (racks, pods), the API prices, the cost-of-ownership
 assumptions, the KV tiers and retention defaults, the bound-check measurements, the
 measurement corpus and the committed calibration, each through the loader the library itself
 uses, so a file that passes here is a file the library can use. ``python -m
@@ -24,6 +24,12 @@ def _catalogs() -> str:
 
     c = load_catalog()
     return f"{len(c.hardware)} hardware, {len(c.models)} models, {len(c.sources)} sources"
+
+
+def _systems() -> str:
+    from tokenomics.data.systems import load_systems
+
+    return f"{len(load_systems())} systems"
 
 
 def _api_prices() -> str:
@@ -67,7 +73,7 @@ def _calibration() -> str:
 
 #: Data kinds and the check that loads each.
 CHECKS: dict[str, Callable[[], str]] = {
-    "catalogs": _catalogs, "api_prices": _api_prices, "assumptions": _assumptions,
+    "catalogs": _catalogs, "systems": _systems, "api_prices": _api_prices, "assumptions": _assumptions,
     "kv_tiers": _kv_tiers, "measurements": _measurements, "corpus": _corpus,
     "calibration": _calibration,
 }
