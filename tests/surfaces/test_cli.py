@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -264,3 +265,15 @@ def test_bad_arguments_get_one_line_errors_not_tracebacks(args, capsys):
     assert main(args.split()) == 2
     err = capsys.readouterr().err
     assert "tokenomics: error:" in err and "Traceback" not in err
+
+
+def test_fit_gives_the_layout_s_count_beside_the_pooled_one(tmp_path):
+    # issue 11, item 6: DeepSeek-V3 at tp=8 on H200 already fits (8 devices, its MLA latent
+    # replicated across the tp group); the 0.1 form pools weights and KV over devices without
+    # replication and answers 6 = ceil(devices_needed), fewer than the layout can run on
+    out = tmp_path / "fit.csv"
+    assert main(["fit", "deepseek-v3", "h200", "--tp", "8", "--batch", "16", "--context",
+                 "32768", "--csv", str(out)]) == 0
+    row = pd.read_csv(out).iloc[-1]
+    assert bool(row.fits) and row.min_devices == 8
+    assert row.min_devices_pooled == math.ceil(row.devices_needed) == 6

@@ -253,7 +253,8 @@ def cmd_fit(a: argparse.Namespace) -> None:
             reserve_gb=f.runtime_reserve_bytes / 1e9, total_gb=f.total_bytes / 1e9,
             usable_gb=f.usable_bytes / 1e9, capacity_gb=f.capacity_bytes / 1e9,
             fits=bool(f.fits), max_batch=int(mb), devices_needed=float(need),
-            min_devices=int(tk.min_devices(
+            min_devices=_layout_min_devices(d, b, c, a.multiple_of),
+            min_devices_pooled=int(tk.min_devices(
                 d.model, d.hardware, b, c, d.weight_dtype, d.kv_dtype,
                 d.usable_memory_fraction, d.runtime_reserve_bytes, multiple_of=a.multiple_of,
                 allow_beyond_max_context=d.allow_beyond_max_context)),
@@ -563,6 +564,16 @@ def _save(ax: Any, path: Any) -> None:
     ax.get_figure(root=True).savefig(path, dpi=110)
 
 
+def _layout_min_devices(d: Deployment, batch: int, ctx: int, multiple_of: int) -> int | None:
+    """Devices this deployment's own layout (its tp, KV sharding) needs; None: no count fits."""
+    import tokenomics as tk
+
+    try:
+        return int(tk.min_devices(d, batch, ctx, multiple_of=multiple_of))
+    except tk.DoesNotFitError:
+        return None
+
+
 def _report_memory(d: Deployment, batches: list[int], ctx: int, mb: int,
                    out: Any) -> list[str]:
     """memory.csv over the report's batches, and the memory line of the report."""
@@ -571,11 +582,14 @@ def _report_memory(d: Deployment, batches: list[int], ctx: int, mb: int,
     fit = tk.memory_fit(d, batches, ctx).to_frame()
     fit.insert(0, "batch", batches)
     fit.to_csv(out / "memory.csv", index=False)
-    need = tk.min_devices(d.model, d.hardware, 1, ctx, d.weight_dtype, d.kv_dtype,
-                          d.usable_memory_fraction)
+    pooled = tk.min_devices(d.model, d.hardware, 1, ctx, d.weight_dtype, d.kv_dtype,
+                            d.usable_memory_fraction)
+    own = _layout_min_devices(d, 1, ctx, 1)
+    need = f"{own} at tp={d.tp}" if own is not None else f"none at tp={d.tp}"
     return [f"memory per device: weights {fit.weights_bytes.iloc[0] / 1e9:.1f} GB of "
             f"{d.hardware.mem_usable_bytes / 1e9:.0f} GB ({d.usable_memory_fraction:.0%} "
-            f"usable); max batch at {ctx} tokens: {mb}; min devices for one sequence: {need}"]
+            f"usable); max batch at {ctx} tokens: {mb}; min devices for one sequence: {need} "
+            f"({pooled} with the KV pooled, any layout)"]
 
 
 def _report_decode(d: Deployment, batches: list[int], ctx: int, prompt: int,
