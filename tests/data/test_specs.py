@@ -1,5 +1,5 @@
 """Frozen specs (data/specs.py): validation of Hardware, Model and Efficiency, and the small
-derived properties (peak per format, group size, layer groups, the latest rental price)."""
+derived properties (peak per format, group size, layer groups)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware, Price, rental_price
+from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware
 
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
          "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -81,36 +81,6 @@ def test_hardware_quantities_become_canonical_floats():
     assert h.tdp_w == pytest.approx(700.0)
 
 
-# ---- rental_price --------------------------------------------------------------------------
-PRICES = (
-    Price(usd=4.0, per_hour=True, tier="neocloud-on-demand", date="2024-06", source="s"),
-    Price(usd=3.0, per_hour=True, tier="neocloud-on-demand", date="2025-03", source="s"),
-    Price(usd=9.0, per_hour=True, tier="hyperscaler-on-demand", date="2024-12", source="s"),
-    Price(usd=30_000.0, per_hour=False, tier="purchase", date="2026-01", source="s"),
-)
-
-
-def test_rental_price_picks_the_latest_dated_rental():
-    h = _hw(prices=PRICES)
-    # Rentals dated 2024-06, 2025-03, 2024-12: the latest is 2025-03 at 3 USD/hour. The
-    # purchase (2026-01) is newer but is not a rental.
-    assert rental_price(h).usd == 3.0
-    assert rental_price(h, tier="hyperscaler-on-demand").usd == 9.0
-    assert rental_price(h, "neocloud-on-demand").date == "2025-03"
-
-
-def test_no_rental_price():
-    with pytest.raises(tk.NotPublishedError, match=r"toy: no rental price of tier 'estimate' in "
-                                                   r"the catalog \(rental prices it has: "
-                                                   r"neocloud-on-demand 2024-06, "
-                                                   r"neocloud-on-demand 2025-03, "
-                                                   r"hyperscaler-on-demand 2024-12\)"):
-        rental_price(_hw(prices=PRICES), tier="estimate")
-    with pytest.raises(tk.NotPublishedError, match=r"has: none\); pass usd_per_device_hour"):
-        rental_price(_hw(prices=PRICES[3:]))
-
-
-# ---- Attention and Model -------------------------------------------------------------------
 def test_group_size():
     # Llama 3.1 70B config.json: 64 attention heads, 8 KV heads: 64 / 8 = 8 queries per KV head.
     a = tk.model("llama-3.1-70b").attention
@@ -202,18 +172,3 @@ def test_efficiency_overheads_take_quantities():
     assert e.mfu == 0.5
     with pytest.raises(tk.UnitError, match=r"step_overhead_s has unit"):
         Efficiency(step_overhead_s=tk.Q_(1, "GB"))
-
-
-def test_latest_rental_picks_the_latest_of_a_tier_within_a_date():
-    # Two dated prices of one tier and one of another, written by hand.
-    hw = tk.hardware("h100-sxm").with_(prices=(
-        tk.Price(usd=2.0, per_hour=True, tier="neocloud-on-demand", date="2025-01", source="s1"),
-        tk.Price(usd=3.0, per_hour=True, tier="neocloud-on-demand", date="2026-03-17", source="s2"),
-        tk.Price(usd=9.0, per_hour=True, tier="hyperscaler-on-demand", date="2026-06", source="s3")))
-    from tokenomics.data.specs import latest_rental, rentals_listed
-
-    assert latest_rental(hw, "neocloud-on-demand").usd == 3.0
-    assert latest_rental(hw, "neocloud-on-demand", on_or_before="2026-03").usd == 2.0
-    assert latest_rental(hw).usd == 9.0                      # any tier: the latest date
-    assert latest_rental(hw, "neocloud-spot") is None
-    assert "hyperscaler-on-demand 2026-06" in rentals_listed(hw)

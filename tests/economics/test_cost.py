@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.data.specs import rental_price
+from tokenomics.data.rentals import rental_price
 from tokenomics.economics.cost import (
     blended_price,
     cost_per_million_tokens,

@@ -118,8 +118,22 @@ def registry() -> Any:
 
 
 def Q_(value: Any, unit: str) -> Any:  # noqa: N802 - pint's conventional name
-    """Build a pint ``Quantity`` in the library's registry, e.g. ``Q_(3.35, "TB/s")``."""
-    return registry().Quantity(value, unit)
+    """Build a pint ``Quantity`` in the library's registry, e.g. ``Q_(3.35, "TB/s")``.
+
+    Raises
+    ------
+    UnitError
+        When ``unit`` is not a unit string the registry knows or ``value`` is not a number
+        (or array of numbers).
+    """
+    if not isinstance(unit, str):
+        raise UnitError(f"Q_: unit must be a unit string such as 'TB/s', got {unit!r}")
+    if isinstance(value, (bool, str)) or value is None:
+        raise UnitError(f"Q_: value must be a number or an array of numbers, got {value!r}")
+    try:
+        return registry().Quantity(value, unit)
+    except Exception as exc:   # pint raises several unrelated types for a bad unit string
+        raise UnitError(f"Q_: {unit!r} is not a unit this registry knows ({exc})") from None
 
 
 def parse_quantity(value: float, unit: str, to: str) -> float:

@@ -5,6 +5,8 @@ the Hugging Face config.json reader. Depends only on :mod:`tokenomics.core`.
 
 Modules
 -------
+``boundary``
+    The public boundary's argument roles: a deployment, a model, a device, as objects or ids.
 ``catalog``
     Load and validate the hardware and model catalogs (TOML files) and their bibliography.
 ``deployment``
@@ -13,6 +15,8 @@ Modules
     Read a Hugging Face ``config.json`` into a :class:`~tokenomics.data.specs.Model`.
 ``interconnect``
     The links a device's collectives cross: its scale-up domain and its scale-out NIC.
+``rentals``
+    A device's dated catalog prices: the latest rental of a tier, on or before a date.
 ``specs``
     Frozen specifications: hardware and its prices, model architecture, efficiencies.
 ``systems``
@@ -28,6 +32,8 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "ROLES": ".boundary",
+    "inputs": ".boundary",
     "catalog_dir": ".catalog",
     "Source": ".catalog",
     "read_toml": ".catalog",
@@ -56,9 +62,9 @@ _EXPORTS = {
     "SCALE_UP_TOPOLOGIES": ".specs",
     "Price": ".specs",
     "Hardware": ".specs",
-    "rental_price": ".specs",
-    "latest_rental": ".specs",
-    "rentals_listed": ".specs",
+    "rental_price": ".rentals",
+    "latest_rental": ".rentals",
+    "rentals_listed": ".rentals",
     "Attention": ".specs",
     "LinearAttention": ".specs",
     "MoE": ".specs",
@@ -86,6 +92,6 @@ _EXPORTS = {
     "accepts_legacy": ".workload",
     "accepts_legacy_forms": ".workload",
 }
-_MODULES = ('catalog', 'deployment', 'hf_config', 'interconnect', 'specs', 'systems', 'user_catalog', 'workload',)
+_MODULES = ('boundary', 'catalog', 'deployment', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

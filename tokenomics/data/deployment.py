@@ -157,6 +157,10 @@ class Deployment:
         if self.kv_shard not in ("heads", "all"):
             raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
         self._resolve_catalog_ids()
+        if not isinstance(self.efficiency, Efficiency):
+            raise TokenomicsError(f"efficiency must be an Efficiency (tk.ROOFLINE, "
+                                  f"tk.efficiency_presets(), tk.Efficiency(...)), got "
+                                  f"{self.efficiency!r}")
         self._check_parallel_sizes()
         self._check_layout()
         self._check_communication()
@@ -166,7 +170,7 @@ class Deployment:
 
     def _resolve_catalog_ids(self) -> None:
         """Replace a model or hardware given as a catalog id by its catalog entry."""
-        if isinstance(self.model, str):
+        if not isinstance(self.model, Model):    # an id; anything else: the lookup's error
             object.__setattr__(self, "model", catalog.model(self.model))
         if not isinstance(self.hardware, Hardware):   # an id, or a System (its own device)
             object.__setattr__(self, "hardware", catalog.hardware(self.hardware))

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tokenomics.core.errors import CatalogError
+from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.specs import (
     MAX_LAYERS,
     MAX_WIDTH,
@@ -129,6 +129,12 @@ def model_from_hf_config(
     >>> m.attention.kind, m.attention.head_dim
     ('GQA', 128)
     """
+    for arg, v in (("id", id), ("name", name), ("weight_dtype", weight_dtype),
+                   ("expert_dtype", expert_dtype), ("embedding_dtype", embedding_dtype),
+                   ("where", where)):
+        if v is not None and (not isinstance(v, str) or not v.strip()):
+            raise TokenomicsError(f"model_from_hf_config: {arg} must be a non-empty string, "
+                                  f"got {v!r}")
     top, where = _read_config(config, where)
     cfg, mt = _text_config(top)
     notes: list[str] = []

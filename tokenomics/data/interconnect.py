@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.data import catalog
 from tokenomics.data.specs import SCALE_UP_TOPOLOGIES, Hardware
 
 Algorithm = Literal["ring", "tree", "one_shot", "two_shot", "auto"]
@@ -183,6 +184,7 @@ def topology(hw: Hardware, link_efficiency: float = 1.0, *,
         A device without a published domain size is its own domain of 1 when it has no
         scale-up link, else its domain size must be given (``hw.with_(scale_up_domain_size=)``).
     """
+    hw = catalog.hardware(hw)
     if not (0 < link_efficiency <= 1):
         raise TokenomicsError(f"link_efficiency must be in (0, 1], got {link_efficiency!r}")
     up = hw.scale_up_bw_bytes_per_s

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
-from tokenomics.data.specs import PRICE_TIERS, Hardware, latest_rental, rentals_listed
+from tokenomics.data.boundary import inputs
+from tokenomics.data.catalog import hardware
+from tokenomics.data.rentals import latest_rental, rentals_listed
+from tokenomics.data.specs import PRICE_TIERS, Hardware
 
 #: Tiers that price a device-hour; ``purchase`` is a one-off price [USD].
 RENTAL_TIERS = tuple(t for t in PRICE_TIERS if t != "purchase")
@@ -53,7 +56,11 @@ class PriceBasis:
     on_or_before: str | None = None
 
     def __post_init__(self) -> None:
-        tiers = (self.tiers,) if isinstance(self.tiers, str) else tuple(self.tiers)
+        t = self.tiers
+        if not isinstance(t, (str, tuple, list)):
+            raise TokenomicsError(f"PriceBasis.tiers must be a rental tier or a tuple of them, "
+                                  f"got {t!r}; use some of {', '.join(RENTAL_TIERS)}")
+        tiers = (t,) if isinstance(t, str) else tuple(t)
         if not tiers:
             raise TokenomicsError("PriceBasis.tiers must name at least one rental tier")
         bad = [t for t in tiers if t not in RENTAL_TIERS]
@@ -116,12 +123,14 @@ def as_price_basis(price_basis: Any) -> PriceBasis:
                           f"got {price_basis!r}")
 
 
-def price_on_basis(hw: Hardware, price_basis: Any = None) -> BasisPrice:
+@inputs(hw="hardware")
+def price_on_basis(hw: Hardware | str, price_basis: Any = None) -> BasisPrice:
     """A device's rental price on a price basis, with the tier, date and source it came from.
 
     Parameters
     ----------
-    hw : Hardware
+    hw : Hardware or str
+        The device, or its catalog id.
     price_basis : PriceBasis, str, sequence of str or None
         Default :data:`DEFAULT_PRICE_BASIS`; a tier name or names is a basis of those tiers.
 
@@ -148,6 +157,7 @@ def price_on_basis(hw: Hardware, price_basis: Any = None) -> BasisPrice:
     >>> (p.tier, p.date)
     ('neocloud-on-demand', '2026-03-17')
     """
+    hw = hardware(hw)
     basis = as_price_basis(price_basis)
     for tier in basis.tiers:
         p = latest_rental(hw, tier, basis.on_or_before)

@@ -48,6 +48,7 @@ from tokenomics.core.errors import (
     TokenomicsError,
     UnknownEntryError,
 )
+from tokenomics.data.boundary import inputs
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware
@@ -58,9 +59,7 @@ from tokenomics.physics.step import decode, prefill
 HOURS_PER_YEAR = 8760.0
 
 
-# --------------------------------------------------------------------------------------------
-# The identity
-# --------------------------------------------------------------------------------------------
+# ---- The identity --------------------------------------------------------------------------
 def cost_per_million_tokens(usd_per_device_hour: Any, tokens_per_s_per_device: Any) -> Any:
     """Cost of a million tokens on a device rented by the hour [USD/Mtok].
 
@@ -91,9 +90,7 @@ def cost_per_million_tokens(usd_per_device_hour: Any, tokens_per_s_per_device: A
     return V.scalar_or_array(p / (3600.0 * r) * 1e6)
 
 
-# --------------------------------------------------------------------------------------------
-# Hourly price of a device: rental tiers or total cost of ownership
-# --------------------------------------------------------------------------------------------
+# ---- Hourly price of a device: rental tiers or total cost of ownership ---------------------
 @lru_cache(maxsize=1)
 def _assumptions() -> dict[str, float]:
     folder = catalog_dir("price_catalog")
@@ -257,9 +254,7 @@ def tco_usd_per_device_hour(ownership: Ownership) -> float:
     return float(per_year / HOURS_PER_YEAR + energy + o.facility_usd_per_device_hour)
 
 
-# --------------------------------------------------------------------------------------------
-# Cost of a deployment, per phase
-# --------------------------------------------------------------------------------------------
+# ---- Cost of a deployment, per phase -------------------------------------------------------
 @dataclass(frozen=True)
 class DeploymentCost:
     """Cost per million tokens of one deployment, by phase. All costs [USD/Mtok].
@@ -382,6 +377,7 @@ def device_hour_usd(hardware: Hardware, device_price: Any = None,
                       dict(prompt_tokens=None, prefill_batch=1, usd_per_device_hour=None,
                            tier=None, tco=None, cached_prefix_tokens=None),
                       _device_price_01, "device_price")
+@inputs(dep="deployment")
 def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
                     prompt_tokens: Any = None, prefill_batch: Any = 1,
                     device_price: Any = None, *,
@@ -463,9 +459,7 @@ def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
         price_tier=bp.tier, price_date=bp.date, price_source=bp.source)
 
 
-# --------------------------------------------------------------------------------------------
-# Energy
-# --------------------------------------------------------------------------------------------
+# ---- Energy --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Energy:
     """Energy per token. ``joules_per_token`` [J/token], ``wh_per_mtok`` [Wh per million
@@ -514,11 +508,12 @@ def energy_per_token(tokens_per_s_per_device: Any, power_w: float | Hardware,
             raise NotPublishedError(f"{power_w.id}: TDP not published; pass power_w in watts")
         w = float(power_w.tdp_w)
     else:
-        w = float(V.positive(power_w, "power_w", "W"))
-    if not (0 < utilisation <= 1):
-        raise TokenomicsError(f"utilisation must be in (0, 1], got {utilisation!r}")
-    if not (pue >= 1):
-        raise TokenomicsError(f"pue must be >= 1, got {pue!r}")
+        w = V.single_amount(V.positive(power_w, "power_w", "W"), "power_w", "W")
+    utilisation = V.single_amount(utilisation, "utilisation", "dimensionless")
+    pue = V.single_amount(pue, "pue", "dimensionless")
+    if not (0 < utilisation <= 1 <= pue):
+        raise TokenomicsError(f"utilisation must be in (0, 1] and pue >= 1, got {utilisation!r} "
+                              f"and {pue!r}")
     r = V.positive(tokens_per_s_per_device, "tokens_per_s_per_device", "token/s")
     p = w * utilisation * pue
     j = p / r
@@ -527,9 +522,7 @@ def energy_per_token(tokens_per_s_per_device: Any, power_w: float | Hardware,
                   tokens_per_s_per_w=S(r / p), power_w=p)
 
 
-# --------------------------------------------------------------------------------------------
-# Provider prices
-# --------------------------------------------------------------------------------------------
+# ---- Provider prices -----------------------------------------------------------------------
 _PRICE_FIELDS = ("input", "cached_input", "cache_write_5m", "cache_write_1h", "output")
 
 
@@ -634,6 +627,13 @@ def price_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _api_price(p: Any) -> ApiPrice:
+    """An :class:`ApiPrice` as given, or looked up by id; anything else is refused."""
+    if not isinstance(p, (str, ApiPrice)):
+        raise TokenomicsError(f"an API price is an ApiPrice or its id (tk.price_table()), got {p!r}")
+    return price(p) if isinstance(p, str) else p
+
+
 def blended_price(p: ApiPrice | str, input_tokens: Any, output_tokens: Any,
                   cache_hit_rate: Any = 0.0, cache_write_rate: Any = 0.0,
                   cache_ttl: str = "5m", batch: bool = False) -> Any:
@@ -676,7 +676,7 @@ def blended_price(p: ApiPrice | str, input_tokens: Any, output_tokens: Any,
     >>> round(blended_price("anthropic/claude-sonnet-4.x", 3, 1), 2)   # (3*3 + 15) / 4
     6.0
     """
-    pr = price(p) if isinstance(p, str) else p
+    pr = _api_price(p)
     i = V.non_negative(input_tokens, "input_tokens", "token")
     o = V.non_negative(output_tokens, "output_tokens", "token")
     if np.any(i + o <= 0):
@@ -731,9 +731,7 @@ def margin(price_usd_per_mtok: Any, cost_usd_per_mtok: Any) -> Any:
     return V.scalar_or_array((p - c) / p)
 
 
-# --------------------------------------------------------------------------------------------
-# DeepSeek's published serving economics (worked example)
-# --------------------------------------------------------------------------------------------
+# ---- DeepSeek's published serving economics (worked example) -------------------------------
 @dataclass(frozen=True)
 class ServingDay:
     """One day of a serving fleet: cost, revenue at list prices, margin. [USD/day]"""
@@ -780,7 +778,7 @@ def serving_day(nodes: float, devices_per_node: int, usd_per_device_hour: float,
     >>> d.cost_usd
     87072.0
     """
-    pr = price(p) if isinstance(p, str) else p
+    pr = _api_price(p)
     if cached_input_tokens > input_tokens:
         raise TokenomicsError("cached_input_tokens cannot exceed input_tokens")
     for name, v in (("nodes", nodes), ("usd_per_device_hour", usd_per_device_hour),

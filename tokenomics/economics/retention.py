@@ -70,6 +70,7 @@ from scipy import special
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware
 from tokenomics.physics.kv import kv_bytes_per_token
@@ -632,6 +633,7 @@ def _cheapest_t1_t2(g: GapDistribution, c_H: float, c_T: float, R_r: float, R_c:
     return t1, t2, cost, grid, curve
 
 
+@inputs(dep="deployment")
 def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: Any = None,
                      tier: str | Tier = "dram", gap: GapDistribution | None = None,
                      prices: RetentionPrices | None = None,

@@ -43,6 +43,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.interconnect import ALGORITHMS
 from tokenomics.physics.collectives import step_comm
@@ -193,8 +194,14 @@ def _refine_vertices(B: np.ndarray, t: np.ndarray, time: Any,
 
 def _spec(speculation: dict[str, float] | None) -> tuple[int, float]:
     """(k, expected tokens per cycle) of a speculation option; (0, 1) without one."""
-    if not speculation:
+    if speculation is None or (isinstance(speculation, dict) and not speculation):
         return 0, 1.0
+    if not isinstance(speculation, dict):
+        raise TokenomicsError(f"a speculation option is a dict such as {{'k': 4, 'alpha': 0.7, "
+                              f"'draft_fraction': 0.05}} or None, got {speculation!r}")
+    for key, v in speculation.items():
+        V.single_amount(v, f"speculation[{key!r}]", "dimensionless" if key != "draft_step_time_s"
+                        else "s")
     from tokenomics.serving.speculative import expected_accepted_tokens
 
     allowed = {"k", "alpha", "accepted_tokens", "draft_fraction", "draft_step_time_s"}
@@ -290,6 +297,7 @@ class DecodeCurve:
         return b * x / self.deployment.n_devices
 
 
+@inputs(dep="deployment")
 def decode_curve(dep: Deployment, context_tokens: float,
                  speculation: dict[str, float] | None = None) -> DecodeCurve:
     """The vertices of a deployment's decode curve at a context (closed form, no grid).

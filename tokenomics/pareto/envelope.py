@@ -312,7 +312,13 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     >>> bool((f.hardware == "h200").any())
     True
     """
+    if not isinstance(include_dominated, (bool, np.bool_)):
+        raise TokenomicsError(f"include_dominated must be True or False, got "
+                              f"{include_dominated!r}")
     deps = with_efficiency(deployments_of(deployments), efficiency)
+    if speculation is not None and not isinstance(speculation, (list, tuple)):
+        raise TokenomicsError(f"speculation must be a list of options (dicts, or None for plain "
+                              f"decode), got {speculation!r}")
     specs = list(speculation) if speculation is not None else [None]
     if not specs:
         raise TokenomicsError("speculation must list at least one option (None: off)")
@@ -399,6 +405,16 @@ def pareto_mask(x: Any, y: Any) -> np.ndarray:
     >>> pareto_mask([1, 2], [1, 2]).tolist()
     [False, True]
     """
-    xa = np.asarray(x, float).ravel()
-    ya = np.asarray(y, float).ravel()
-    return ~_dominated(xa, ya)
+    pair = []
+    for v, name in ((x, "x"), (y, "y")):
+        try:
+            a = np.asarray(v, float).ravel()
+        except (TypeError, ValueError):
+            raise TokenomicsError(f"pareto_mask: {name} must be numbers, got {v!r}") from None
+        if not np.isfinite(a).all():
+            raise TokenomicsError(f"pareto_mask: {name} must be finite, got {v!r}")
+        pair.append(a)
+    if pair[0].shape != pair[1].shape:
+        raise TokenomicsError(f"pareto_mask: x and y must be the same length, got "
+                              f"{pair[0].size} and {pair[1].size}")
+    return ~_dominated(*pair)

@@ -13,8 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from tokenomics.core import checks as V
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.specs import Efficiency
 from tokenomics.economics.basis import (
     BasisPrice,
     as_price_basis,
@@ -25,10 +27,12 @@ from tokenomics.economics.basis import (
 
 def with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]:
     """Apply an efficiency preset to every deployment (``"deployment"``: keep their own)."""
+    if not isinstance(efficiency, (str, Efficiency)):
+        raise TokenomicsError(f"efficiency must be 'deployment', a preset name "
+                              f"(tk.efficiency_presets()) or an Efficiency, got {efficiency!r}")
     if efficiency == "deployment":
         return deps
     from tokenomics.calibration.fitting import efficiency_presets
-    from tokenomics.data.specs import Efficiency
 
     if isinstance(efficiency, Efficiency):
         e = efficiency
@@ -65,8 +69,13 @@ def device_price(dep: Deployment, prices: dict[str, float] | None,
                  price_basis: Any = None) -> BasisPrice | None:
     """A device-hour price: ``prices`` by hardware id (tier ``"user"``), else the catalog's
     price on ``price_basis`` (default basis when None); None when there is none."""
+    if prices is not None and not isinstance(prices, dict):
+        raise TokenomicsError(f"prices must be a dict of hardware id -> USD per device-hour, "
+                              f"got {prices!r}")
     if prices and dep.hardware.id in prices:
-        return BasisPrice(float(prices[dep.hardware.id]), "user", "", "prices=")
+        usd = V.single_amount(prices[dep.hardware.id], f"prices[{dep.hardware.id!r}]",
+                              "USD/hour")
+        return BasisPrice(usd, "user", "", "prices=")
     try:
         return price_on_basis(dep.hardware, price_basis)
     except NotPublishedError:
@@ -125,6 +134,9 @@ def deployments_of(obj: Any) -> list[Deployment]:
         for d in obj["_deployment"]:
             seen.setdefault(id(d), d)
         return list(seen.values())
+    if not isinstance(obj, (list, tuple, set, frozenset, dict)) and not hasattr(obj, "__next__"):
+        raise TokenomicsError(f"deployments must be a Deployment, a list of them or a frame from "
+                              f"tk.sweep, got {type(obj).__name__} {str(obj)[:40]!r}")
     deps = list(obj)
     if not deps or not all(isinstance(d, Deployment) for d in deps):
         raise TokenomicsError("deployments must be Deployment objects (at least one)")

@@ -118,6 +118,9 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
 
 def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[DecodeCurve]:
     """Every deployment's curve for every speculation option."""
+    if speculation is not None and not isinstance(speculation, (list, tuple)):
+        raise TokenomicsError(f"speculation must be a list of options (dicts, or None for plain "
+                              f"decode), got {speculation!r}")
     specs = list(speculation) if speculation is not None else [None]
     return [decode_curve(d, context_tokens, sp) for d in deployments_of(deployments)
             for sp in specs]

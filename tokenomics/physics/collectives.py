@@ -55,6 +55,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.interconnect import (
     ALGORITHMS,
     Algorithm,
@@ -407,6 +408,7 @@ def _crossing_boundaries(tp: int, pp: int, domain: int) -> bool:
     return False
 
 
+@inputs(dep="deployment")
 def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
               phase: str = "decode") -> list[CommCost]:
     """Collectives of one step of ``dep`` on one device, by kind.

@@ -31,6 +31,8 @@ from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.dtypes import dtype as _dtype
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.data import catalog
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, Model
 from tokenomics.data.workload import accepts_legacy_forms
@@ -42,6 +44,7 @@ from tokenomics.physics.kv import (
 from tokenomics.physics.params import param_breakdown
 
 
+@inputs(model="model")
 def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public name
                  expert_dtype: str | None = None, embedding_dtype: str | None = None) -> float:
     """Bytes of the model's weights [B].
@@ -77,6 +80,7 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
     >>> round(weight_bytes(model("llama-3.1-70b"), "fp8") / 1e9, 1)    # embedding, head BF16
     72.7
     """
+    model = catalog.model(model)
     wd = _dtype(dtype).name if dtype is not None else model.weight_dtype
     if expert_dtype is None:
         expert_dtype = model.expert_dtype if (dtype is None and model.expert_dtype) else wd
@@ -89,6 +93,7 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
                  + table * bytes_per_element(embedding_dtype))
 
 
+@inputs(dep="deployment")
 def weight_bytes_per_device(dep: Deployment) -> float:
     r"""Weight bytes one device of the replica holds [B].
 
@@ -199,6 +204,7 @@ class MemoryFit:
         return pd.DataFrame(cols)
 
 
+@inputs(dep="deployment")
 def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
                tokens_per_step: Any | None = None) -> MemoryFit:
     """Per-device memory budget for ``batch`` sequences of ``context_tokens`` each.
@@ -270,6 +276,7 @@ def kv_per_sequence_bytes(dep: Deployment, context_tokens: Any) -> Any:
     return (per_layer * held + state) * dep.kv_replication / dep.n_devices
 
 
+@inputs(dep="deployment")
 def max_batch(dep: Deployment, context_tokens: Any) -> Any:
     """Largest number of sequences of ``context_tokens`` that fit the replica's memory.
 
@@ -372,8 +379,6 @@ class MemoryBudget:
     embedding_dtype: str | None = None
 
     def __post_init__(self) -> None:
-        from tokenomics.data import catalog
-
         if isinstance(self.model, str):
             object.__setattr__(self, "model", catalog.model(self.model))
         if isinstance(self.hardware, str):
@@ -439,6 +444,7 @@ def _budget_01(a: dict[str, Any]) -> dict[str, Any]:
 @accepts_legacy_forms(_DEVICE_COUNT_01 + ("allow_beyond_max_context",),
                       _DEVICE_COUNT_DEFAULTS, _budget_01, "deployment",
                       (Deployment, MemoryBudget))
+@inputs(deployment="deployment_like")
 def devices_needed(deployment: Deployment | MemoryBudget, batch: Any,
                    context_tokens: Any) -> Any:
     """Fractional number of devices whose pooled memory holds weights and KV.
@@ -510,6 +516,7 @@ def devices_needed(deployment: Deployment | MemoryBudget, batch: Any,
 @accepts_legacy_forms(_DEVICE_COUNT_01 + ("multiple_of", "allow_beyond_max_context"),
                       dict(_DEVICE_COUNT_DEFAULTS, batch=1, context_tokens=None, multiple_of=1),
                       _budget_01, "deployment", (Deployment, MemoryBudget))
+@inputs(deployment="deployment_like")
 def min_devices(deployment: Deployment | MemoryBudget, batch: Any = 1,
                 context_tokens: Any = None, multiple_of: int = 1) -> Any:
     """Smallest device count whose memory holds the weights and ``batch`` KV caches.

@@ -28,6 +28,8 @@ References
 
 from __future__ import annotations
 
+from tokenomics.data import catalog
+from tokenomics.data.boundary import inputs
 from tokenomics.data.specs import Model
 from tokenomics.physics import formulas as F
 
@@ -149,6 +151,7 @@ def expert_params(model: Model) -> float:
     return ffn_params(model, model.moe.expert_intermediate_size, bias=model.moe.expert_bias)
 
 
+@inputs(model="model")
 def param_breakdown(model: Model) -> dict[str, float]:
     """Parameters per component of the main model (MTP modules excluded) [parameters].
 
@@ -164,6 +167,7 @@ def param_breakdown(model: Model) -> dict[str, float]:
     ----------
     .. [1] Hugging Face transformers modelling code of each architecture (tensor shapes).
     """
+    model = catalog.model(model)
     h = model.hidden_size
     L = model.num_layers
     norm_size = h * (2 if model.norm == "layer" else 1)
@@ -188,6 +192,7 @@ def param_breakdown(model: Model) -> dict[str, float]:
     return out
 
 
+@inputs(model="model")
 def param_count(model: Model, active: bool = False, include_embedding: bool = True,
                 include_lm_head: bool = True) -> float:
     """Number of parameters of the main model [parameters].
@@ -220,6 +225,7 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     >>> round(param_count(model("llama-3.1-405b")) / 1e9, 1)  # Meta: 405B
     405.9
     """
+    model = catalog.model(model)
     b = param_breakdown(model)
     total = sum(b.values())
     if active and model.moe is not None and model.num_moe_layers:

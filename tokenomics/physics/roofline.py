@@ -27,10 +27,13 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.data import catalog
+from tokenomics.data.boundary import inputs
 from tokenomics.data.specs import Attention, Hardware, Model
 from tokenomics.physics import formulas as F
 
 
+@inputs(hw="hardware")
 def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
     """Ridge point (critical arithmetic intensity) of a device for a compute format [FLOP/B].
 
@@ -61,6 +64,7 @@ def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
     >>> round(ridge_point(hardware("h100-sxm"), "bf16"))   # S01: 989.4e12 / 3.35e12
     295
     """
+    hw = catalog.hardware(hw)
     return hw.peak(dtype) / hw.mem_bw_bytes_per_s
 
 
@@ -111,7 +115,7 @@ def gemm_bytes(m: Any, n: Any, k: Any, dtype: str = "bf16", weight_dtype: str | 
            https://jax-ml.github.io/scaling-book/roofline/
     """
     m, n, k = (V.counts(v, name, minimum=0) for v, name in ((m, "m"), (n, "n"), (k, "k")))
-    w = bytes_per_element(weight_dtype or dtype)
+    w = bytes_per_element(weight_dtype if weight_dtype is not None else dtype)
     out = k * n * w
     if include_activations:
         out = out + (m * k + m * n) * bytes_per_element(dtype)
@@ -203,6 +207,8 @@ def attention_decode_intensity(model: Model | Attention, kv_dtype: str = "bf16")
     >>> attention_decode_intensity(model("llama-3.1-70b"))
     8.0
     """
+    if not isinstance(model, Attention):
+        model = catalog.model(model)
     a = model.attention if isinstance(model, Model) else model
     return F.attention_pair_flops_as_run(a) / (
         F.kv_elements_per_token_per_layer(a) * bytes_per_element(kv_dtype))
@@ -277,6 +283,7 @@ def attainable_flop_per_s(intensity: Any, peak_flop_per_s: Any,
     return V.scalar_or_array(np.minimum(p, i * bw))
 
 
+@inputs(hw="hardware")
 def critical_batch(hw: Hardware, weight_dtype: str = "bf16",
                    compute_dtype: str | None = None) -> float:
     """Tokens per step at which weight GEMMs reach the ridge point [token].
@@ -314,4 +321,5 @@ def critical_batch(hw: Hardware, weight_dtype: str = "bf16",
     >>> round(critical_batch(v5e, "int8", "bf16"))   # int8 weights, bf16 FLOPs: half
     120
     """
+    hw = catalog.hardware(hw)
     return ridge_point(hw, compute_dtype or weight_dtype) * bytes_per_element(weight_dtype) / 2.0

@@ -42,6 +42,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment, check_deployment
 from tokenomics.physics.engine import (
     OnOOM,
@@ -55,6 +56,7 @@ from tokenomics.physics.memory import ensure_fits, memory_fit
 from tokenomics.physics.operators import step_costs
 
 
+@inputs(dep="deployment")
 def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "raise",
            new_tokens: Any = 1) -> StepResult:
     """Decode step time and throughput at a batch and context.
@@ -116,6 +118,7 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
                        fits=fit.fits)
 
 
+@inputs(dep="deployment")
 def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: Any = 0,
             on_oom: OnOOM = "raise", microbatches: int = 1) -> StepResult:
     """Prefill (TTFT) of ``batch`` prompts, optionally on a cached prefix (midfill).
@@ -189,6 +192,7 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
                        fits=fit.fits)
 
 
+@inputs(dep="deployment")
 def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
                    context_tokens: int | None = None, prompt_tokens: int | None = None,
                    cached_tokens: int = 0) -> pd.DataFrame:

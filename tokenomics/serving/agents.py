@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tokenomics.core import checks as V
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import decode, prefill
@@ -74,6 +75,7 @@ class AgentStep:
     usd: float
 
 
+@inputs(dep="deployment")
 def agent_step(dep: Deployment, cached_tokens: int = AGENT_STEP_TOKENS[0],
                new_tokens: int = AGENT_STEP_TOKENS[1], output_tokens: int = AGENT_STEP_TOKENS[2],
                batch: int = 1, usd_per_device_hour: float | None = None) -> AgentStep:

@@ -44,6 +44,7 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.workload import Link, accepts_legacy_forms
 from tokenomics.physics.engine import (
@@ -65,9 +66,7 @@ from tokenomics.physics.params import param_breakdown
 from tokenomics.physics.step import decode, prefill
 
 
-# --------------------------------------------------------------------------------------------
-# Mixed prefill + decode steps
-# --------------------------------------------------------------------------------------------
+# ---- Mixed prefill + decode steps ----------------------------------------------------------
 def mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
                  pre_b: Any) -> list[OpCost]:
     """Operator costs of one step carrying decodes and prefill chunks, weights read once.
@@ -108,6 +107,7 @@ def mixed_step_seconds(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_
                          np.asarray(dec_b, float) + pre_b, "prefill")
 
 
+@inputs(dep="deployment")
 def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
                prefill_tokens: Any, prefill_cached_tokens: Any = 0,
                prefill_batch: Any = 1) -> StepResult:
@@ -170,9 +170,7 @@ def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
     return res
 
 
-# --------------------------------------------------------------------------------------------
-# Chunked prefill
-# --------------------------------------------------------------------------------------------
+# ---- Chunked prefill -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class ChunkedPrefill:
     """A prompt prefilled in chunks beside running decodes, and the same without chunking.
@@ -210,6 +208,7 @@ class ChunkedPrefill:
 MAX_CHUNKS = 1_000_000
 
 
+@inputs(dep="deployment")
 def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
                     decode_batch: int = 0, decode_context_tokens: int = 1,
                     cached_tokens: int = 0) -> ChunkedPrefill:
@@ -294,9 +293,7 @@ def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
                           unchunked_worst_tbt_s=float(pre + dec))
 
 
-# --------------------------------------------------------------------------------------------
-# Prefix caching
-# --------------------------------------------------------------------------------------------
+# ---- Prefix caching ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PrefixCachedPrefill:
     """Prefill with and without a prefix-cache hit. Per step, per device.
@@ -326,6 +323,7 @@ class PrefixCachedPrefill:
         return self.ttft_uncached_s / self.ttft_s
 
 
+@inputs(dep="deployment")
 def prefix_cached_prefill(dep: Deployment, prompt_tokens: Any, cached_tokens: Any = None,
                           hit_rate: Any = None, batch: Any = 1) -> PrefixCachedPrefill:
     """TTFT and prefill work with a prefix-cache hit, against a cold prefill.
@@ -387,6 +385,7 @@ def prefix_cached_prefill(dep: Deployment, prompt_tokens: Any, cached_tokens: An
         flops_uncached=cold.flops_per_device, kv_read_bytes=V.scalar_or_array(kv_read))
 
 
+@inputs(dep="deployment")
 def shared_prefix_kv_bytes(dep: Deployment, prefix_tokens: Any, suffix_tokens: Any,
                            batch: Any) -> tuple[Any, Any]:
     """KV bytes per device for ``batch`` sequences sharing a prefix, stored once vs each.
@@ -427,9 +426,7 @@ def shared_prefix_kv_bytes(dep: Deployment, prefix_tokens: Any, suffix_tokens: A
     return V.scalar_or_array(kp + b * (kps - kp)), V.scalar_or_array(b * kps)
 
 
-# --------------------------------------------------------------------------------------------
-# Static vs continuous batching
-# --------------------------------------------------------------------------------------------
+# ---- Static vs continuous batching ---------------------------------------------------------
 def expected_max(samples: Any, n: Any, probabilities: Any = None) -> Any:
     """Expected maximum of ``n`` independent draws from a discrete distribution.
 
@@ -496,6 +493,7 @@ class BatchingThroughput:
     static_batch_time_s: Any
 
 
+@inputs(dep="deployment")
 def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
                         output_tokens: Any) -> BatchingThroughput:
     """Static vs continuous batching at ``batch`` concurrent slots, in steady state.
@@ -565,9 +563,7 @@ def batching_throughput(dep: Deployment, batch: Any, prompt_tokens: Any,
     return BatchingThroughput(S(static), S(cont), S(cont / static), S(static_time))
 
 
-# --------------------------------------------------------------------------------------------
-# Attention / FFN split across two hardware pools
-# --------------------------------------------------------------------------------------------
+# ---- Attention / FFN split across two hardware pools ---------------------------------------
 _ATTENTION_OPS = ("embedding", "attn_qkv", "attn_core", "attn_out", "lm_head")
 _FFN_OPS = ("ffn_dense", "moe_router", "moe_shared", "moe_experts")
 
@@ -708,6 +704,7 @@ def _split_01(a: dict[str, Any]) -> dict[str, Any]:
                       dict(link_latency_s=0.0, ffn_compute_dtype=None, microbatches=2,
                            check_memory=True),
                       _split_01, "ffn", FFNPool)
+@inputs(attention="deployment")
 def attention_ffn_split(attention: Deployment, ffn: FFNPool, batch: Any, context_tokens: Any,
                         link: Link, microbatches: int = 2,
                         check_memory: bool = True) -> AttentionFFNSplit:
@@ -770,6 +767,11 @@ def attention_ffn_split(attention: Deployment, ffn: FFNPool, batch: Any, context
     if not isinstance(link, Link):
         raise TokenomicsError(f"link must be a tokenomics Link (bandwidth per direction [B/s], "
                               f"latency [s]), got {type(link).__name__}")
+    if not isinstance(ffn, FFNPool):
+        raise TokenomicsError(f"ffn must be an FFNPool(hardware, devices), got "
+                              f"{type(ffn).__name__}")
+    if isinstance(microbatches, bool) or not isinstance(microbatches, (int, np.integer)):
+        raise TokenomicsError(f"microbatches must be a whole number, got {microbatches!r}")
     if microbatches < 1:
         raise TokenomicsError(f"microbatches must be >= 1, got {microbatches!r}")
     if attention.pp != 1:

@@ -47,6 +47,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.workload import SLO, Workload, accepts_legacy
 from tokenomics.physics.memory import max_batch, memory_fit
@@ -215,6 +216,7 @@ def _coloc_at(c: _Coloc, n: int, rate: np.ndarray) -> SLOAttainment:
 
 
 @accepts_legacy(_COLOC_AT_0_1, _DEFAULTS_0_1, _coloc_0_1, "workload")
+@inputs(dep="deployment")
 def colocated_at_rate(dep: Deployment, n_instances: int, workload: Workload, slo: SLO,
                       rate_per_s: Any, token_budget: int = 2048) -> SLOAttainment:
     """SLO attainment and goodput of colocated instances (chunked prefill) at given rates.
@@ -302,6 +304,7 @@ def colocated_at_rate(dep: Deployment, n_instances: int, workload: Workload, slo
 
 
 @accepts_legacy(_COLOC_0_1, _DEFAULTS_0_1, _coloc_0_1, "workload")
+@inputs(dep="deployment")
 def colocated_goodput(dep: Deployment, n_instances: int, workload: Workload, slo: SLO,
                       token_budget: int = 2048) -> Goodput:
     """Largest request rate colocated instances with chunked prefill serve within the SLOs.

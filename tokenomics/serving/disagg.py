@@ -49,6 +49,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.workload import SLO, Link, Workload, accepts_legacy
 from tokenomics.physics.collectives import p2p_time
@@ -209,6 +210,7 @@ def _disagg_at(m: _Disagg, n_p: int, n_d: int, rate: np.ndarray) -> SLOAttainmen
 
 
 @accepts_legacy(_DISAGG_AT_0_1, _DEFAULTS_0_1, _disagg_0_1, "workload")
+@inputs(prefill_dep="deployment", decode_dep="deployment")
 def disaggregated_at_rate(prefill_dep: Deployment, decode_dep: Deployment, n_prefill: int,
                           n_decode: int, workload: Workload, slo: SLO, rate_per_s: Any,
                           link: Link | None = None) -> SLOAttainment:
@@ -308,6 +310,7 @@ def _disagg_goodput(m: _Disagg, n_p: int, n_d: int) -> Goodput:
 
 
 @accepts_legacy(_DISAGG_0_1, _DEFAULTS_0_1, _disagg_0_1, "workload")
+@inputs(prefill_dep="deployment", decode_dep="deployment")
 def disaggregated_goodput(prefill_dep: Deployment, decode_dep: Deployment, n_prefill: int,
                           n_decode: int, workload: Workload, slo: SLO,
                           link: Link | None = None) -> Goodput:
@@ -438,6 +441,7 @@ def _candidate_splits(m: _Disagg, total: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @accepts_legacy(_POOLS_0_1, _DEFAULTS_0_1, _disagg_0_1, "workload")
+@inputs(prefill_dep="deployment", decode_dep="deployment")
 def best_pool_ratio(prefill_dep: Deployment, decode_dep: Deployment, total_devices: int,
                     workload: Workload, slo: SLO, link: Link | None = None) -> PoolSplit:
     """The prefill:decode split of ``total_devices`` that maximises goodput per device.

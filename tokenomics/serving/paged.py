@@ -64,6 +64,7 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import to_array
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.formulas import span_sum
 from tokenomics.physics.memory import (
@@ -355,7 +356,7 @@ def as_length_distribution(lengths: Any) -> LengthDistribution:
 
 
 def _policy(policy: str) -> str:
-    if policy not in POLICIES:
+    if not isinstance(policy, str) or policy not in POLICIES:
         raise TokenomicsError(
             f"unknown allocation policy {policy!r}; expected one of {', '.join(POLICIES)}")
     return policy
@@ -567,6 +568,7 @@ def _count(room: float, per_seq: np.ndarray) -> Any:
     return int(n) if n.ndim == 0 else n
 
 
+@inputs(dep="deployment")
 def kv_capacity_sequences(dep: Deployment, lengths: Any, policy: Policy,
                           max_tokens: Any = None, block_tokens: Any = 16) -> KVCapacity:
     """How many concurrent sequences one device's KV room holds under an allocation policy.
@@ -663,6 +665,7 @@ def kv_capacity_sequences(dep: Deployment, lengths: Any, policy: Policy,
         reserved_tokens_per_sequence=V.scalar_or_array(np.array(tok, float)))
 
 
+@inputs(dep="deployment")
 def max_batch_ratio(dep: Deployment, lengths: Any, max_tokens: Any,
                     block_tokens: Any = 16) -> Any:
     """Paged over contiguous capacity: the decode throughput gain at full, memory-bound batch.

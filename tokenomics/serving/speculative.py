@@ -64,6 +64,7 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import as_magnitude, to_array
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.workload import accepts_legacy_forms
 from tokenomics.physics.engine import OnOOM, check_on_oom
@@ -376,6 +377,13 @@ class Drafter:
                 "target's devices), draft_step_time_s (the time of one draft step [s], e.g. an "
                 "MTP or EAGLE head) or draft_fraction (one draft step's cost as a fraction of a "
                 "plain target decode step); got " + (", ".join(given) if given else "none"))
+        if self.draft is not None and not isinstance(self.draft, Deployment):
+            raise TokenomicsError(f"Drafter(draft=...) must be a Deployment of the draft model, "
+                                  f"got {self.draft!r}")
+        for name in ("draft_step_time_s", "draft_fraction"):
+            v = getattr(self, name)
+            if v is not None:
+                V.non_negative(v, name, "s" if name.endswith("_s") else "dimensionless")
 
     @property
     def kind(self) -> str:
@@ -504,6 +512,7 @@ _SPECULATIVE_DECODE_01 = ("target", "batch", "context_tokens", "k", "alpha", "ac
                       dict(alpha=None, accepted_tokens=None, draft=None,
                            draft_step_time_s=None, draft_fraction=None, on_oom="raise"),
                       _drafter_01, "drafter")
+@inputs(target="deployment")
 def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: Any,
                        alpha: Any = None, accepted_tokens: Any = None,
                        drafter: Drafter | Deployment | None = None, *,
@@ -610,6 +619,7 @@ def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: A
                       dict(k_max=16, objective="per_user", draft=None, draft_step_time_s=None,
                            draft_fraction=None),
                       _drafter_01, "drafter")
+@inputs(target="deployment")
 def best_speculation_k(target: Deployment, batch: Any, context_tokens: Any, alpha: Any,
                        k_max: int = 16, objective: Objective = "per_user",
                        drafter: Drafter | Deployment | None = None) -> Any:

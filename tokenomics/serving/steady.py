@@ -24,6 +24,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment, check_deployment
 from tokenomics.physics.memory import max_batch
 from tokenomics.serving.batching import mixed_step_seconds
@@ -150,6 +151,7 @@ def _decode_pool(dep: Deployment, B: np.ndarray, inp: np.ndarray, out: np.ndarra
         efficiency=dep.efficiency.label)
 
 
+@inputs(dep="deployment")
 def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_tokens: Any, *,
                  cached_tokens: Any = 0, chunk_tokens: Any = None,
                  pool: str = "colocated") -> SteadyState:

@@ -56,10 +56,12 @@ from tokenomics.core.errors import (
     TokenomicsError,
     UnknownEntryError,
 )
+from tokenomics.data.boundary import inputs
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.catalog import hardware as _catalog_hardware
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.specs import Hardware, rental_price
+from tokenomics.data.rentals import rental_price
+from tokenomics.data.specs import Hardware
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import prefill
 
@@ -333,7 +335,7 @@ def _bundled_tiers() -> Mapping[str, Tier]:
 
 
 def rental_usd_per_hour(hw: Hardware) -> float:
-    """The catalog's latest rental price of a device [USD/hour] (:func:`~tokenomics.data.specs.rental_price`)."""
+    """The catalog's latest rental price of a device [USD/hour] (:func:`~tokenomics.data.rentals.rental_price`)."""
     return float(rental_price(hw).usd)
 
 
@@ -396,6 +398,7 @@ def hbm_tier(hardware: Hardware | str = "h100-sxm",
                 notes="opportunity cost: rental price per hour / HBM capacity")
 
 
+@inputs(hardware="hardware")
 def kv_tiers(hardware: Hardware | str = "h100-sxm") -> Mapping[str, Tier]:
     """Every KV tier, HBM of ``hardware`` first, then the bundled ``kv_tiers.toml``.
 
@@ -521,6 +524,7 @@ def _breakeven_tokens(dep: Deployment, t: Tier, batch: float, points: int = 160)
     return float(hi)
 
 
+@inputs(dep="deployment")
 def reload_or_recompute(dep: Deployment, prefix_tokens: Any, tier: str | Tier = "dram",
                         batch: int = 1) -> ReloadOrRecompute:
     """Time to reload a prefix's KV from a tier against recomputing it, and the break-even.

@@ -54,10 +54,14 @@ def axes_or_new(ax: Axes | None, figsize: tuple[float, float] = (7.5, 5.0)) -> A
     >>> axes_or_new(ax) is ax
     True
     """
-    if ax is not None:
-        return ax
+    from matplotlib.axes import Axes as _Axes
     from matplotlib.figure import Figure
 
+    if ax is not None:
+        if not isinstance(ax, _Axes):
+            raise TokenomicsError(f"ax must be a matplotlib Axes (or None for a new figure), "
+                                  f"got {type(ax).__name__}")
+        return ax
     fig = Figure(figsize=figsize, layout="constrained")
     return fig.add_subplot()
 
@@ -129,6 +133,9 @@ def labelled_items(obj: Any, cls: type, what: str, maker: str, labels: Sequence[
     >>> labelled_items(2.5, float, "prices", "float", None, lambda i, x: f"#{i}: {x:g}")
     ([2.5], ['#0: 2.5'])
     """
+    if not isinstance(obj, cls) and not isinstance(obj, (list, tuple)):
+        raise TokenomicsError(f"{what} must be a {cls.__name__} (from {maker}) or a list of "
+                              f"them, got {type(obj).__name__}")
     items = [obj] if isinstance(obj, cls) else list(obj)
     if not items:
         raise TokenomicsError(f"{what} is empty; give at least one {cls.__name__}")
@@ -136,6 +143,8 @@ def labelled_items(obj: Any, cls: type, what: str, maker: str, labels: Sequence[
         if not isinstance(x, cls):
             raise TokenomicsError(f"{what}[{i}] must be a {cls.__name__} (from {maker}), "
                                   f"got {type(x).__name__}")
+    if labels is not None and not isinstance(labels, (list, tuple)):
+        raise TokenomicsError(f"labels must be a list of strings, got {labels!r}")
     names = ([default(i, x) for i, x in enumerate(items)] if labels is None
              else [str(lab) for lab in labels])
     if len(names) != len(items):

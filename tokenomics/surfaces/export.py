@@ -57,6 +57,7 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
+from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics import formulas as F
 from tokenomics.physics.collectives import step_comm
@@ -116,6 +117,7 @@ def _check_sheet_supports(dep: Deployment) -> None:
             "library; use tk.decode and tk.memory_fit for this model")
 
 
+@inputs(dep="deployment")
 def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: int,
                         context_tokens: int, usd_per_device_hour: float | None = None) -> Path:
     """Write a decode sizing sheet (CSV) whose outputs are spreadsheet formulas of its inputs.
@@ -245,7 +247,7 @@ def _sheet_price(dep: Deployment, usd_per_device_hour: Any) -> tuple[float | Non
     if usd_per_device_hour is not None:
         return float(V.non_negative(usd_per_device_hour, "usd_per_device_hour",
                                     "USD/hour")), "given"
-    from tokenomics.data.specs import rental_price
+    from tokenomics.data.rentals import rental_price
 
     try:
         pr = rental_price(dep.hardware)

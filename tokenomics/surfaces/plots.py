@@ -28,6 +28,7 @@ import pandas as pd
 
 from tokenomics.core import TokenomicsError, counts
 from tokenomics.data import Deployment
+from tokenomics.data.boundary import inputs
 from tokenomics.economics import DeploymentCost
 from tokenomics.physics import memory_fit, operator_table, ridge_point
 from tokenomics.surfaces.canvas import (
@@ -62,6 +63,7 @@ _FAMILY_COLOUR = {"attention": "tab:blue", "FFN / MoE": "tab:orange",
 # --------------------------------------------------------------------------------------------
 # Roofline
 # --------------------------------------------------------------------------------------------
+@inputs(dep="deployment")
 def plot_roofline(dep: Deployment, batch: int = 64, context_tokens: int = 4096,
                   prompt_tokens: int | None = None,
                   phases: Sequence[str] = ("prefill", "decode"),
@@ -169,10 +171,15 @@ _OpSet = tuple[str, str, str, pd.DataFrame]
 
 def _check_phases(phases: Sequence[str]) -> tuple[str, ...]:
     """``phases`` as a non-empty tuple of "prefill"/"decode", or a TokenomicsError."""
+    if isinstance(phases, str):
+        phases = (phases,)
+    if not isinstance(phases, (list, tuple)):
+        raise TokenomicsError(f"phases must be a list of 'prefill' and/or 'decode', got "
+                              f"{phases!r}")
     phases = tuple(phases)
     if not phases:
         raise TokenomicsError("phases is empty; give 'prefill', 'decode' or both")
-    bad = [p for p in phases if p not in ("prefill", "decode")]
+    bad = [p for p in phases if not isinstance(p, str) or p not in ("prefill", "decode")]
     if bad:
         raise TokenomicsError(f"phases must be 'prefill' and/or 'decode', got {bad[0]!r}")
     return phases
@@ -518,6 +525,7 @@ def _cost_at(env: pd.DataFrame, best: pd.Series, by: str) -> float:
 # --------------------------------------------------------------------------------------------
 # Memory
 # --------------------------------------------------------------------------------------------
+@inputs(dep="deployment")
 def plot_memory(dep: Deployment, batch: Any = 1, context_tokens: Any = 4096,
                 ax: Axes | None = None) -> Axes:
     """Stacked bars of one device's memory against its usable and total capacity [GB].

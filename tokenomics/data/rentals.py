@@ -1,0 +1,74 @@
+"""A device's dated catalog prices: the latest rental of a tier, on or before a date.
+
+These read the ``prices`` of a :class:`~tokenomics.data.specs.Hardware` entry (given as an
+entry or a catalog id), so every stage can read a device's price without the economics; the
+one price basis for comparing devices is :func:`tokenomics.economics.basis.price_on_basis`.
+"""
+
+from __future__ import annotations
+
+from tokenomics.core.errors import NotPublishedError
+from tokenomics.data.catalog import hardware
+from tokenomics.data.specs import Hardware, Price
+
+
+def rental_price(hw: Hardware | str, tier: str | None = None) -> Price:
+    """The latest dated rental price of a device, optionally of one tier.
+
+    Parameters
+    ----------
+    hw : Hardware or str
+        The device, or its catalog id.
+    tier : str, optional
+        One of :data:`~tokenomics.data.specs.PRICE_TIERS` (a rental one: ``"neocloud-on-demand"``,
+        ``"hyperscaler-on-demand"``, ``"neocloud-spot"``, ...); default any tier.
+
+    Returns
+    -------
+    Price
+        ``usd`` is per device-hour [USD/hour].
+
+    Notes
+    -----
+    A lookup in the hardware entry's dated ``prices`` (the catalog's price records), kept with
+    the specs so that every stage can read a device's price without importing the economics.
+    Any tier and the latest date: to compare devices on one tier and date policy use
+    :func:`tokenomics.economics.basis.price_on_basis` (the cost functions do).
+
+    Raises
+    ------
+    NotPublishedError
+        When the catalog has no rental price (of that tier) for the device; the message lists
+        what it has.
+
+    Examples
+    --------
+    >>> rental_price("h800").usd     # DeepSeek's assumption
+    2.0
+    """
+    hw = hardware(hw)
+    found = latest_rental(hw, tier)
+    if found is None:
+        raise NotPublishedError(
+            f"{hw.id}: no rental price{' of tier ' + repr(tier) if tier else ''} in the catalog "
+            f"(rental prices it has: {rentals_listed(hw)}); pass usd_per_device_hour")
+    return found
+
+
+def latest_rental(hw: Hardware, tier: str | None = None,
+                  on_or_before: str | None = None) -> Price | None:
+    """The latest per-hour price of one tier (any tier: None) dated on or before a date.
+
+    Dates are ISO strings compared as text, so ``"2025-06"`` stands for its first day: a price
+    dated ``"2025-06-15"`` is after it. Of equal dates the last listed wins. None when there is
+    no such price. The one selection rule of :func:`rental_price` and
+    :func:`tokenomics.economics.basis.price_on_basis`.
+    """
+    found = [p for p in hw.prices if p.per_hour and (tier is None or p.tier == tier)
+             and (on_or_before is None or p.date <= on_or_before)]
+    return sorted(found, key=lambda p: p.date)[-1] if found else None
+
+
+def rentals_listed(hw: Hardware) -> str:
+    """The rental prices a device has, as ``"tier date, ..."`` for error messages."""
+    return ", ".join(f"{p.tier} {p.date}" for p in hw.prices if p.per_hour) or "none"
