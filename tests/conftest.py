@@ -14,6 +14,8 @@ settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fuzz", max_examples=10_000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("probe", max_examples=2_000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -89,6 +89,8 @@ def load_measurements(path: str | Path | None = None, *, include_reserved: bool 
     CatalogError
         Naming the file, the row and the field for a missing/unknown field or a bad metric.
     """
+    if not isinstance(include_reserved, bool):
+        raise TokenomicsError(f"include_reserved must be True or False, got {include_reserved!r}")
     if path is not None and not isinstance(path, (str, Path)):
         raise CatalogError(f"load_measurements: path must be a file path, got {path!r}")
     p = Path(path) if path else catalog_dir("measurements") / "measured.toml"

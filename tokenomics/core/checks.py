@@ -77,7 +77,7 @@ def non_negative(x: Any, name: str, unit: str) -> np.ndarray:
 def context_within(model: Any, context: np.ndarray, allow_beyond: bool,
                    name: str = "context_tokens") -> None:
     """Reject contexts longer than the model's ``max_position_embeddings`` unless allowed."""
-    if allow_beyond:
+    if flag(allow_beyond, "allow_beyond_max_context"):
         return
     over = context > model.max_context
     if np.any(over):
@@ -114,6 +114,55 @@ def single_whole(x: Any, name: str, minimum: float = 1, unit: str = "count") -> 
     if arr.size != 1:
         raise TokenomicsError(f"{name} must be a single whole number, got {x!r}")
     return int(arr.reshape(()))
+
+
+def fraction(x: Any, name: str, upper_open: bool = False) -> np.ndarray:
+    """``x`` as an array of shares in [0, 1] (``upper_open``: [0, 1)); raise otherwise.
+
+    Raises
+    ------
+    TokenomicsError
+        Naming the parameter and the largest value, for a share outside the interval (and for
+        everything :func:`non_negative` refuses).
+    """
+    v = non_negative(x, name, "count")
+    if np.any(v > 1) or (upper_open and np.any(v >= 1)):
+        raise TokenomicsError(f"{name} must be in [0, 1{')' if upper_open else ']'}, "
+                              f"got {fmt(np.max(v))}")
+    return v
+
+
+def choice(x: Any, name: str, options: tuple[str, ...]) -> str:
+    """One of a fixed set of option strings, as given.
+
+    Raises
+    ------
+    TokenomicsError
+        For anything that is not one of ``options`` (an array, a number, another string),
+        listing them.
+
+    Examples
+    --------
+    >>> choice("ring", "algorithm", ("ring", "tree"))
+    'ring'
+    """
+    if not isinstance(x, str) or x not in options:
+        raise TokenomicsError(f"{name} must be one of {', '.join(map(repr, options))}, "
+                              f"got {x!r}")
+    return x
+
+
+def flag(x: Any, name: str) -> bool:
+    """A True/False switch (a numpy bool too), as a Python bool.
+
+    Raises
+    ------
+    TokenomicsError
+        For anything else: 1, "yes", an array, None.
+    """
+    if not isinstance(x, (bool, np.bool_)):
+        raise TokenomicsError(f"{name} must be True or False, got {x!r}")
+    return bool(x)
 
 
 def open_probability(x: Any, name: str) -> np.ndarray:

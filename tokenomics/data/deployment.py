@@ -154,7 +154,10 @@ class Deployment:
 
     def __post_init__(self) -> None:
         coerce_fields(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
-        if self.kv_shard not in ("heads", "all"):
+        if not isinstance(self.allow_beyond_max_context, (bool, np.bool_)):
+            raise TokenomicsError(f"allow_beyond_max_context must be True or False, got "
+                                  f"{self.allow_beyond_max_context!r}")
+        if not isinstance(self.kv_shard, str) or self.kv_shard not in ("heads", "all"):
             raise TokenomicsError(f"kv_shard must be 'heads' or 'all', got {self.kv_shard!r}")
         self._resolve_catalog_ids()
         if not isinstance(self.efficiency, Efficiency):
@@ -187,7 +190,8 @@ class Deployment:
         _number(self.comm_overlap, "comm_overlap")
         if not (0.0 <= self.comm_overlap <= 1.0):
             raise TokenomicsError(f"comm_overlap must be in [0, 1], got {self.comm_overlap!r}")
-        if self.allreduce_algorithm not in ALGORITHMS + ("auto",):
+        if not isinstance(self.allreduce_algorithm, str) or \
+                self.allreduce_algorithm not in ALGORITHMS + ("auto",):
             raise TokenomicsError(
                 f"allreduce_algorithm must be one of {', '.join(ALGORITHMS + ('auto',))}, "
                 f"got {self.allreduce_algorithm!r}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data import catalog
 from tokenomics.data.specs import SCALE_UP_TOPOLOGIES, Hardware
@@ -185,6 +186,13 @@ def topology(hw: Hardware, link_efficiency: float = 1.0, *,
         scale-up link, else its domain size must be given (``hw.with_(scale_up_domain_size=)``).
     """
     hw = catalog.hardware(hw)
+    if isinstance(link_efficiency, bool) or not isinstance(link_efficiency, (int, float)):
+        raise TokenomicsError(f"link_efficiency must be a number in (0, 1], got "
+                              f"{link_efficiency!r}")
+    for name, lat in (("scale_up_latency_s", scale_up_latency_s),
+                      ("scale_out_latency_s", scale_out_latency_s)):
+        if lat is not None:
+            V.single_amount(lat, name, "s")
     if not (0 < link_efficiency <= 1):
         raise TokenomicsError(f"link_efficiency must be in (0, 1], got {link_efficiency!r}")
     up = hw.scale_up_bw_bytes_per_s

@@ -7,7 +7,7 @@ one price basis for comparing devices is :func:`tokenomics.economics.basis.price
 
 from __future__ import annotations
 
-from tokenomics.core.errors import NotPublishedError
+from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.catalog import hardware
 from tokenomics.data.specs import Hardware, Price
 
@@ -64,6 +64,11 @@ def latest_rental(hw: Hardware, tier: str | None = None,
     no such price. The one selection rule of :func:`rental_price` and
     :func:`tokenomics.economics.basis.price_on_basis`.
     """
+    if tier is not None and not isinstance(tier, str):
+        raise TokenomicsError(f"tier must be a price tier name or None, got {tier!r}")
+    if on_or_before is not None and not isinstance(on_or_before, str):
+        raise TokenomicsError(f"on_or_before must be a YYYY[-MM[-DD]] string or None, got "
+                              f"{on_or_before!r}")
     found = [p for p in hw.prices if p.per_hour and (tier is None or p.tier == tier)
              and (on_or_before is None or p.date <= on_or_before)]
     return sorted(found, key=lambda p: p.date)[-1] if found else None

@@ -5,6 +5,8 @@ margins, and the KV retention policy that prices HBM against a cache miss.
 
 Modules
 -------
+``api_prices``
+    Provider API prices: the price catalog, blended prices, margins, a serving day's books.
 ``basis``
     One price basis for comparing devices: which rental tier, and which date, a price is read at.
 ``cost``
@@ -36,13 +38,13 @@ _EXPORTS = {
     "deployment_cost": ".cost",
     "Energy": ".cost",
     "energy_per_token": ".cost",
-    "ApiPrice": ".cost",
-    "price": ".cost",
-    "price_table": ".cost",
-    "blended_price": ".cost",
-    "margin": ".cost",
-    "ServingDay": ".cost",
-    "serving_day": ".cost",
+    "ApiPrice": ".api_prices",
+    "price": ".api_prices",
+    "price_table": ".api_prices",
+    "blended_price": ".api_prices",
+    "margin": ".api_prices",
+    "ServingDay": ".api_prices",
+    "serving_day": ".api_prices",
     "GAP_MEDIAN_S": ".retention",
     "GAP_MEAN_TO_MEDIAN": ".retention",
     "RetentionDefaults": ".retention",
@@ -54,6 +56,6 @@ _EXPORTS = {
     "RetentionOccupancy": ".retention",
     "retention_policy": ".retention",
 }
-_MODULES = ('basis', 'cost', 'retention',)
+_MODULES = ('api_prices', 'basis', 'cost', 'retention',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,8 +116,7 @@ def as_price_basis(price_basis: Any) -> PriceBasis:
         return DEFAULT_PRICE_BASIS
     if isinstance(price_basis, PriceBasis):
         return price_basis
-    if isinstance(price_basis, str) or (isinstance(price_basis, Iterable)
-                                        and not isinstance(price_basis, Mapping)):
+    if isinstance(price_basis, (str, tuple, list)):
         return PriceBasis(price_basis if isinstance(price_basis, str) else tuple(price_basis))
     raise TokenomicsError(f"price_basis must be a PriceBasis, a rental tier or tiers, or None, "
                           f"got {price_basis!r}")

@@ -1,5 +1,6 @@
-"""Token economics: cost per million tokens (rental or total cost of ownership), energy per
-token, provider API prices, blended prices and margins.
+"""Token economics: cost per million tokens (rental or total cost of ownership) and energy per
+token. Provider API prices, blends, margins and a serving day are in
+:mod:`tokenomics.economics.api_prices`.
 
 Notes
 -----
@@ -39,14 +40,12 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import (
     CatalogError,
     NotPublishedError,
     TokenomicsError,
-    UnknownEntryError,
 )
 from tokenomics.data.boundary import inputs
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
@@ -121,6 +120,10 @@ def default_assumptions() -> dict[str, float]:
     return dict(_assumptions())
 
 
+_OWN_UNITS = {"purchase_usd": "USD", "amortisation_years": "year", "power_w": "W",
+              "electricity_usd_per_kwh": "USD/kWh", "facility_usd_per_device_hour": "USD/hour"}
+
+
 @dataclass(frozen=True)
 class Ownership:
     """Owning a device instead of renting it: the terms its hourly cost follows from.
@@ -174,6 +177,10 @@ class Ownership:
                   ("power_w", 0, math.inf, True), ("cost_of_capital", 0, 1, True),
                   ("electricity_usd_per_kwh", 0, math.inf, True),
                   ("facility_usd_per_device_hour", 0, math.inf, True)]
+        for name in ("utilisation", "pue", "networking_share", *(r[0] for r in ranges)):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, V.single_amount(getattr(self, name), name,
+                                                               _OWN_UNITS.get(name, "dimensionless")))
         for name, lo, hi, closed in ranges:
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and (v >= lo if closed else v > lo)
@@ -296,20 +303,12 @@ class DeploymentCost:
         """
         i = V.non_negative(input_tokens, "input_tokens", "token")
         o = V.non_negative(output_tokens, "output_tokens", "token")
-        h = _fraction(cache_hit_rate, "cache_hit_rate")
+        h = V.fraction(cache_hit_rate, "cache_hit_rate")
         if np.any(i + o <= 0):
             raise TokenomicsError("input_tokens + output_tokens must be > 0")
         c = (i * (1 - h) * self.input_usd_per_mtok + i * h * self.cached_input_usd_per_mtok
              + o * self.output_usd_per_mtok) / (i + o)
         return V.scalar_or_array(c)
-
-
-def _fraction(x: Any, name: str, upper_open: bool = False) -> np.ndarray:
-    v = V.non_negative(x, name, "count")
-    if np.any(v > 1) or (upper_open and np.any(v >= 1)):
-        raise TokenomicsError(f"{name} must be in [0, 1{')' if upper_open else ']'}, "
-                              f"got {V.fmt(np.max(v))}")
-    return v
 
 
 def _device_price_01(a: dict[str, Any]) -> dict[str, Any]:
@@ -520,279 +519,3 @@ def energy_per_token(tokens_per_s_per_device: Any, power_w: float | Hardware,
     S = V.scalar_or_array
     return Energy(joules_per_token=S(j), wh_per_mtok=S(j * 1e6 / 3600.0),
                   tokens_per_s_per_w=S(r / p), power_w=p)
-
-
-# ---- Provider prices -----------------------------------------------------------------------
-_PRICE_FIELDS = ("input", "cached_input", "cache_write_5m", "cache_write_1h", "output")
-
-
-@dataclass(frozen=True)
-class ApiPrice:
-    """A provider's dated price list for one model. Prices [USD/Mtok]; None = not published.
-
-    ``batch_discount`` is the fraction off input and output in the batch tier.
-    """
-
-    id: str
-    provider: str
-    model: str
-    date: str
-    input: float | None
-    cached_input: float | None
-    cache_write_5m: float | None
-    cache_write_1h: float | None
-    output: float | None
-    batch_discount: float | None
-    sources: dict[str, str]
-    note: str = ""
-
-
-@lru_cache(maxsize=1)
-def _prices() -> dict[str, ApiPrice]:
-    folder = catalog_dir("price_catalog")
-    path = folder / "api_prices.toml"
-    src = data_sources(folder)
-    data = read_toml(path)
-    out: dict[str, ApiPrice] = {}
-    allowed = {"id", "provider", "model", "date", "note", "batch_discount", *_PRICE_FIELDS}
-    for i, e in enumerate(data.get("price", [])):
-        where = f"price[{i}]"
-        unknown = set(e) - allowed
-        if unknown:
-            raise CatalogError(f"{path}: field {where}.{sorted(unknown)[0]}: unknown key")
-        for k in ("id", "provider", "model", "date", *_PRICE_FIELDS, "batch_discount"):
-            if k not in e:
-                raise CatalogError(f"{path}: field {where}.{k}: required key is missing")
-        vals: dict[str, float | None] = {}
-        sources: dict[str, str] = {}
-        for k in (*_PRICE_FIELDS, "batch_discount"):
-            raw = e[k]
-            if raw == "not published":
-                vals[k] = None
-                continue
-            unit, lo, hi = (("count", 0.0, 1.0) if k == "batch_discount"
-                            else ("USD/Mtok", 0.0, 1000.0))
-            vals[k] = sourced_quantity(raw, f"{where}.{k}", path, unit, lo, hi, src)
-            sources[k] = raw["source"]
-        pid = str(e["id"]).lower()
-        if pid in out:
-            raise CatalogError(f"{path}: field {where}.id: {pid!r} defined twice")
-        inp, hit = vals.get("input"), vals.get("cached_input")
-        if inp is not None and hit is not None and hit > inp:
-            raise CatalogError(f"{path}: field {where}.cached_input: {hit:g} USD/Mtok is above "
-                               f"the uncached input price {inp:g}; a cache hit costs less")
-        out[pid] = ApiPrice(id=pid, provider=e["provider"], model=e["model"],
-                            date=str(e["date"]), sources=sources, note=e.get("note", ""),
-                            **vals)  # type: ignore[arg-type]
-    return out
-
-
-def price(provider_model_id: str) -> ApiPrice:
-    """A provider's dated price list by ``"provider/model"`` id (case-insensitive).
-
-    Raises
-    ------
-    UnknownEntryError
-        Listing the known ids.
-
-    Examples
-    --------
-    >>> price("deepseek/deepseek-reasoner").output
-    2.19
-    """
-    p = _prices()
-    key = str(provider_model_id).strip().lower()
-    if key not in p:
-        raise UnknownEntryError(f"unknown price id {provider_model_id!r}; known: "
-                                f"{', '.join(sorted(p))}")
-    return p[key]
-
-
-def price_table() -> pd.DataFrame:
-    """Every catalog price, one row each, USD per million tokens (empty = not published).
-
-    Examples
-    --------
-    >>> float(price_table().set_index("id").loc["openai/gpt-4o", "cached_input_usd_per_mtok"])
-    1.25
-    """
-    rows = []
-    for p in _prices().values():
-        rows.append(dict(id=p.id, provider=p.provider, model=p.model, date=p.date,
-                         **{f"{k}_usd_per_mtok": getattr(p, k) if getattr(p, k) is not None
-                            else np.nan for k in _PRICE_FIELDS},
-                         batch_discount=p.batch_discount if p.batch_discount is not None
-                         else np.nan,
-                         sources=" ".join(sorted(set(p.sources.values())))))
-    return pd.DataFrame(rows)
-
-
-def _api_price(p: Any) -> ApiPrice:
-    """An :class:`ApiPrice` as given, or looked up by id; anything else is refused."""
-    if not isinstance(p, (str, ApiPrice)):
-        raise TokenomicsError(f"an API price is an ApiPrice or its id (tk.price_table()), got {p!r}")
-    return price(p) if isinstance(p, str) else p
-
-
-def blended_price(p: ApiPrice | str, input_tokens: Any, output_tokens: Any,
-                  cache_hit_rate: Any = 0.0, cache_write_rate: Any = 0.0,
-                  cache_ttl: str = "5m", batch: bool = False) -> Any:
-    """What a workload pays per million tokens (input + output) at a provider [USD/Mtok].
-
-    Parameters
-    ----------
-    p : ApiPrice or str
-        A price list or its id.
-    input_tokens, output_tokens : float or array_like
-        Tokens of the mix (absolute or as a ratio) [token].
-    cache_hit_rate : float or array_like
-        Fraction of input tokens read from the provider's cache, [0, 1].
-    cache_write_rate : float or array_like
-        Fraction of input tokens written to the cache (charged the cache-write price where
-        the provider has one), [0, 1 - cache_hit_rate].
-    cache_ttl : {"5m", "1h"}
-        Which cache-write price applies.
-    batch : bool
-        Use the batch tier (its discount on input and output).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        :math:`[I(1-h-w) p_{in} + I h\\, p_{hit} + I w\\, p_{write} + O p_{out}] (1 - d)
-        / (I + O)`, :math:`d` the batch discount when ``batch``.
-
-    Raises
-    ------
-    NotPublishedError
-        When the mix needs a price the provider does not publish (e.g. output for the S30
-        GPT-5.x example).
-
-    References
-    ----------
-    .. [1] Seed digest S30, S33 (blended cost depends on the mix, the hit rate and the tier).
-
-    Examples
-    --------
-    >>> round(blended_price("anthropic/claude-sonnet-4.x", 3, 1), 2)   # (3*3 + 15) / 4
-    6.0
-    """
-    pr = _api_price(p)
-    i = V.non_negative(input_tokens, "input_tokens", "token")
-    o = V.non_negative(output_tokens, "output_tokens", "token")
-    if np.any(i + o <= 0):
-        raise TokenomicsError("input_tokens + output_tokens must be > 0")
-    h = _fraction(cache_hit_rate, "cache_hit_rate")
-    w = _fraction(cache_write_rate, "cache_write_rate")
-    if np.any(h + w > 1 + 1e-12):
-        raise TokenomicsError("cache_hit_rate + cache_write_rate must be <= 1")
-    if cache_ttl not in ("5m", "1h"):
-        raise TokenomicsError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
-
-    def need(name: str, used: Any) -> float:
-        v = getattr(pr, name)
-        if v is None:
-            if np.any(np.asarray(used) > 0):
-                raise NotPublishedError(f"{pr.id}: {name} price not published; this mix needs "
-                                        "it")
-            return 0.0
-        return float(v)
-
-    p_in = need("input", i * (1 - h - w))
-    p_hit = need("cached_input", i * h)
-    write_field = "cache_write_5m" if cache_ttl == "5m" else "cache_write_1h"
-    p_write = getattr(pr, write_field)
-    if p_write is None:
-        p_write = p_in  # no separate write charge: written tokens are billed as input
-    p_out = need("output", o)
-    d = 0.0
-    if batch:
-        if pr.batch_discount is None:
-            raise NotPublishedError(f"{pr.id}: no batch tier published")
-        d = pr.batch_discount
-    total = (i * (1 - h - w) * p_in + i * h * p_hit + i * w * p_write + o * p_out) * (1 - d)
-    return V.scalar_or_array(total / (i + o))
-
-
-def margin(price_usd_per_mtok: Any, cost_usd_per_mtok: Any) -> Any:
-    """Gross margin of selling at a price what costs ``cost`` to make, as a fraction of price.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        :math:`(p - c) / p` (negative when selling below cost).
-
-    Examples
-    --------
-    >>> margin(2.0, 0.5)
-    0.75
-    """
-    p = V.positive(price_usd_per_mtok, "price_usd_per_mtok", "USD/Mtok")
-    c = V.non_negative(cost_usd_per_mtok, "cost_usd_per_mtok", "USD/Mtok")
-    return V.scalar_or_array((p - c) / p)
-
-
-# ---- DeepSeek's published serving economics (worked example) -------------------------------
-@dataclass(frozen=True)
-class ServingDay:
-    """One day of a serving fleet: cost, revenue at list prices, margin. [USD/day]"""
-
-    cost_usd: float
-    revenue_usd: float
-    cost_profit_margin: float
-    input_revenue_usd: float
-    cached_input_revenue_usd: float
-    output_revenue_usd: float
-
-
-def serving_day(nodes: float, devices_per_node: int, usd_per_device_hour: float,
-                input_tokens: float, cached_input_tokens: float, output_tokens: float,
-                p: ApiPrice | str) -> ServingDay:
-    """Daily cost of a fleet and its revenue at list prices.
-
-    Parameters
-    ----------
-    nodes : float
-        Average nodes in service over the day.
-    devices_per_node : int
-    usd_per_device_hour : float
-        [USD/hour]
-    input_tokens, cached_input_tokens, output_tokens : float
-        Tokens served in the day; ``cached_input_tokens`` is the part of ``input_tokens``
-        that hit the cache [token].
-    p : ApiPrice or str
-        Price list.
-
-    Returns
-    -------
-    ServingDay
-        ``cost_profit_margin`` is (revenue - cost) / cost, as DeepSeek reports it.
-
-    References
-    ----------
-    .. [1] DeepSeek, open-infra-index day 6, 2025: 226.75 nodes x 8 H800 at $2/hour; 608B input
-       tokens (342B cached), 168B output; $562,027 theoretical revenue, 545% margin.
-
-    Examples
-    --------
-    >>> d = serving_day(226.75, 8, 2.0, 608e9, 342e9, 168e9, "deepseek/deepseek-reasoner")
-    >>> d.cost_usd
-    87072.0
-    """
-    pr = _api_price(p)
-    if cached_input_tokens > input_tokens:
-        raise TokenomicsError("cached_input_tokens cannot exceed input_tokens")
-    for name, v in (("nodes", nodes), ("usd_per_device_hour", usd_per_device_hour),
-                    ("input_tokens", input_tokens), ("output_tokens", output_tokens),
-                    ("cached_input_tokens", cached_input_tokens)):
-        if not (v >= 0 and math.isfinite(v)):
-            raise TokenomicsError(f"{name} must be >= 0, got {v!r}")
-    if pr.input is None or pr.cached_input is None or pr.output is None:
-        raise NotPublishedError(f"{pr.id}: input, cached-input and output prices are needed")
-    cost = nodes * devices_per_node * usd_per_device_hour * 24.0
-    rin = (input_tokens - cached_input_tokens) / 1e6 * pr.input
-    rhit = cached_input_tokens / 1e6 * pr.cached_input
-    rout = output_tokens / 1e6 * pr.output
-    rev = rin + rhit + rout
-    return ServingDay(cost_usd=cost, revenue_usd=rev, cost_profit_margin=(rev - cost) / cost,
-                      input_revenue_usd=rin, cached_input_revenue_usd=rhit,
-                      output_revenue_usd=rout)

@@ -223,6 +223,11 @@ class GapDistribution:
     sigma: float
 
     def __post_init__(self) -> None:
+        for name in ("mu", "sigma"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise TokenomicsError(f"GapDistribution.{name} must be a number (log-seconds), "
+                                      f"got {v!r}")
         if not (math.isfinite(self.mu) and math.isfinite(self.sigma) and self.sigma > 0):
             raise TokenomicsError(f"GapDistribution needs a finite mu and sigma > 0, got "
                                   f"mu={self.mu!r}, sigma={self.sigma!r}")

@@ -343,7 +343,7 @@ def decode_curve(dep: Deployment, context_tokens: float,
     >>> bool(np.all(np.diff(c.tokens_per_s_per_user) < 0))   # slower per user as B grows
     True
     """
-    C = float(V.counts(context_tokens, "context_tokens", unit="token"))
+    C = float(V.single_whole(context_tokens, "context_tokens", unit="token"))
     V.context_within(dep.model, np.asarray(C), dep.allow_beyond_max_context)
     k, E = _spec(speculation)
     bm = int(max_batch(dep, C + k))

@@ -99,8 +99,9 @@ def speed_premium(frontier: pd.DataFrame, base_tokens_per_s_per_user: float,
     >>> p.throughput_ratio >= 1.0
     True
     """
-    x0 = float(V.positive(base_tokens_per_s_per_user, "base_tokens_per_s_per_user", "token/s"))
-    s = float(V.positive(speedup, "speedup", "count"))
+    x0 = V.single_amount(V.positive(base_tokens_per_s_per_user, "base_tokens_per_s_per_user",
+                                    "token/s"), "base_tokens_per_s_per_user", "token/s")
+    s = V.single_amount(V.positive(speedup, "speedup", "count"), "speedup", "count")
     if s < 1.0:
         raise TokenomicsError(f"speedup must be >= 1 (a faster tier), got {speedup!r}")
     if not isinstance(frontier, pd.DataFrame) or "tokens_per_s_per_user" not in frontier:

@@ -82,7 +82,8 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
     >>> bool(r.tokens_per_s_per_user >= 100)
     True
     """
-    X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
+    X = V.single_amount(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user",
+                                   "token/s"), "min_tokens_per_s_per_user", "token/s")
     if isinstance(deployments, pd.DataFrame) and "tokens_per_s_per_user" in deployments:
         f = deployments.sort_values("tokens_per_s_per_user").reset_index(drop=True)
         xs = f.tokens_per_s_per_user.to_numpy()
@@ -190,7 +191,8 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     >>> r.hardware in ("h100-sxm", "h200")
     True
     """
-    X = float(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user", "token/s"))
+    X = V.single_amount(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user",
+                                   "token/s"), "min_tokens_per_s_per_user", "token/s")
     deps = with_efficiency(deployments_of(deployments), efficiency)
     basis = as_price_basis(price_basis)
     priced = device_prices(deps, prices, basis)

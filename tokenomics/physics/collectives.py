@@ -148,7 +148,7 @@ def allreduce_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any, la
 
 
 def _allreduce(m: Any, n: Any, bw: Any, lat: Any, algorithm: str) -> Any:
-    if algorithm not in ALGORITHMS + ("auto",):
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS + ("auto",):
         raise TokenomicsError(f"unknown all-reduce algorithm {algorithm!r}; expected one of "
                               f"{', '.join(ALGORITHMS + ('auto',))}")
     n = np.asarray(n, float)
@@ -457,8 +457,9 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
     from tokenomics.core.dtypes import bytes_per_element
 
     act = bytes_per_element(dep.act_dtype)
-    N = np.asarray(batch, float) * np.asarray(new_tokens, float)
-    NL = np.asarray(batch, float) * np.asarray(logits_tokens, float)
+    b = V.non_negative(batch, "batch", "count")       # averages per stage may be fractions
+    N = b * V.non_negative(new_tokens, "new_tokens", "token")
+    NL = b * V.non_negative(logits_tokens, "logits_tokens", "token")
     atp, tp, dp = dep.attention_tp, dep.tp, dep.dp_attention
     L, Lm = m.num_layers, m.num_moe_layers
     alg = dep.allreduce_algorithm

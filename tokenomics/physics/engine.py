@@ -55,7 +55,7 @@ OnOOM = Literal["raise", "mark"]
 
 def check_on_oom(on_oom: str) -> None:
     """Raise a :class:`TokenomicsError` unless ``on_oom`` is ``"raise"`` or ``"mark"``."""
-    if on_oom not in ("raise", "mark"):
+    if not isinstance(on_oom, str) or on_oom not in ("raise", "mark"):
         raise TokenomicsError(f"on_oom must be 'raise' or 'mark', got {on_oom!r}")
 
 

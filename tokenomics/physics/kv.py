@@ -29,7 +29,6 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
-from tokenomics.data import catalog
 from tokenomics.data.boundary import inputs
 from tokenomics.data.specs import Model
 from tokenomics.physics.formulas import (
@@ -62,7 +61,6 @@ def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
     >>> kv_bytes_per_token_per_layer(model("llama-3.1-70b"))  # 2 * 8 * 128 * 2
     4096.0
     """
-    model = catalog.model(model)
     return float(kv_elements_per_token_per_layer(model.attention) * bytes_per_element(kv_dtype))
 
 
@@ -102,7 +100,6 @@ def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:
     >>> kv_bytes_per_token(model("qwen3-next-80b-a3b"))  # 12 full layers * 2*2*256 * 2 B
     24576.0
     """
-    model = catalog.model(model)
     return kv_bytes_per_token_per_layer(model, kv_dtype) * model.num_attention_layers
 
 
@@ -192,7 +189,6 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     >>> kv_cache_bytes(model("llama-3.1-70b"), 131072) / 2**30   # S11: 40 GiB
     40.0
     """
-    model = catalog.model(model)
     c = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
     b = V.counts(batch, "batch", minimum=1)
     V.context_within(model, c, allow_beyond_max_context)

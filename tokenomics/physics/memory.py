@@ -80,7 +80,6 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
     >>> round(weight_bytes(model("llama-3.1-70b"), "fp8") / 1e9, 1)    # embedding, head BF16
     72.7
     """
-    model = catalog.model(model)
     wd = _dtype(dtype).name if dtype is not None else model.weight_dtype
     if expert_dtype is None:
         expert_dtype = model.expert_dtype if (dtype is None and model.expert_dtype) else wd
@@ -393,6 +392,10 @@ class MemoryBudget:
             raise TokenomicsError(f"usable_memory_fraction must be a number in (0, 1], got {f!r}")
         for name in ("runtime_reserve_bytes", "workspace_bytes"):
             V.non_negative(getattr(self, name), name, "B")   # finite, >= 0, not a bool
+        for name in ("weight_dtype", "kv_dtype", "expert_dtype", "embedding_dtype"):
+            if getattr(self, name) is not None:
+                _dtype(getattr(self, name))                  # a format name, or its error
+        V.flag(self.allow_beyond_max_context, "allow_beyond_max_context")
 
     @classmethod
     def of(cls, dep: Deployment, batch: Any = 1) -> MemoryBudget:

@@ -28,7 +28,7 @@ References
 
 from __future__ import annotations
 
-from tokenomics.data import catalog
+from tokenomics.core import checks as V
 from tokenomics.data.boundary import inputs
 from tokenomics.data.specs import Model
 from tokenomics.physics import formulas as F
@@ -167,7 +167,6 @@ def param_breakdown(model: Model) -> dict[str, float]:
     ----------
     .. [1] Hugging Face transformers modelling code of each architecture (tensor shapes).
     """
-    model = catalog.model(model)
     h = model.hidden_size
     L = model.num_layers
     norm_size = h * (2 if model.norm == "layer" else 1)
@@ -225,7 +224,9 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     >>> round(param_count(model("llama-3.1-405b")) / 1e9, 1)  # Meta: 405B
     405.9
     """
-    model = catalog.model(model)
+    for name, v in (("active", active), ("include_embedding", include_embedding),
+                    ("include_lm_head", include_lm_head)):
+        V.flag(v, name)
     b = param_breakdown(model)
     total = sum(b.values())
     if active and model.moe is not None and model.num_moe_layers:

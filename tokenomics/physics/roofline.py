@@ -64,7 +64,6 @@ def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
     >>> round(ridge_point(hardware("h100-sxm"), "bf16"))   # S01: 989.4e12 / 3.35e12
     295
     """
-    hw = catalog.hardware(hw)
     return hw.peak(dtype) / hw.mem_bw_bytes_per_s
 
 
@@ -117,7 +116,7 @@ def gemm_bytes(m: Any, n: Any, k: Any, dtype: str = "bf16", weight_dtype: str | 
     m, n, k = (V.counts(v, name, minimum=0) for v, name in ((m, "m"), (n, "n"), (k, "k")))
     w = bytes_per_element(weight_dtype if weight_dtype is not None else dtype)
     out = k * n * w
-    if include_activations:
+    if V.flag(include_activations, "include_activations"):
         out = out + (m * k + m * n) * bytes_per_element(dtype)
     return V.scalar_or_array(out)
 
@@ -321,5 +320,5 @@ def critical_batch(hw: Hardware, weight_dtype: str = "bf16",
     >>> round(critical_batch(v5e, "int8", "bf16"))   # int8 weights, bf16 FLOPs: half
     120
     """
-    hw = catalog.hardware(hw)
-    return ridge_point(hw, compute_dtype or weight_dtype) * bytes_per_element(weight_dtype) / 2.0
+    fmt = compute_dtype if compute_dtype is not None else weight_dtype
+    return ridge_point(hw, fmt) * bytes_per_element(weight_dtype) / 2.0

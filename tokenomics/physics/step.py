@@ -235,8 +235,8 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     if phase == "decode":
         if context_tokens is None:
             raise TokenomicsError("decode needs context_tokens")
-        C = V.counts(context_tokens, "context_tokens", unit="token")
-        V.context_within(dep.model, C, dep.allow_beyond_max_context)
+        C = V.single_whole(context_tokens, "context_tokens", unit="token")
+        V.context_within(dep.model, np.asarray(C), dep.allow_beyond_max_context)
         costs = step_costs(dep, batch / dep.pp, 1.0, float(C), 1.0)
     else:
         if prompt_tokens is None:

@@ -19,6 +19,8 @@ Modules
     The M/D/1 queue: Poisson arrivals, one server, a deterministic service time.
 ``slo``
     Goodput under service-level objectives: what disaggregated and colocated pools share.
+``split_pools``
+    Attention and FFN on two hardware pools, activations crossing a link each layer.
 ``speculative``
     Speculative decoding: expected accepted tokens, cycle time, speed-up and the best draft length.
 ``steady``
@@ -47,9 +49,9 @@ _EXPORTS = {
     "expected_max": ".batching",
     "BatchingThroughput": ".batching",
     "batching_throughput": ".batching",
-    "AttentionFFNSplit": ".batching",
-    "FFNPool": ".batching",
-    "attention_ffn_split": ".batching",
+    "AttentionFFNSplit": ".split_pools",
+    "FFNPool": ".split_pools",
+    "attention_ffn_split": ".split_pools",
     "colocated_at_rate": ".colocated",
     "colocated_goodput": ".colocated",
     "disaggregated_at_rate": ".disagg",
@@ -108,6 +110,6 @@ _EXPORTS = {
     "ReloadOrRecompute": ".tiers",
     "reload_or_recompute": ".tiers",
 }
-_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'paged', 'queueing', 'slo', 'speculative', 'steady', 'tiers',)
+_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'paged', 'queueing', 'slo', 'speculative', 'split_pools', 'steady', 'tiers',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

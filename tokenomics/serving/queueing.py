@@ -169,8 +169,9 @@ def _decay_rate(rho: float) -> float:
 
     L = -math.log(rho)
     hi = min(2.0 * (1.0 - rho) / rho, 2.0 * L + 10.0)
-    return float(brentq(lambda x: math.log(math.expm1(x) / x) - L, L, hi, xtol=1e-14,
-                        rtol=1e-12))
+    # log((e^x - 1) / x) written so that it does not overflow for tiny rho (x near 700 and up)
+    return float(brentq(lambda x: x + math.log1p(-math.exp(-x)) - math.log(x) - L, L, hi,
+                        xtol=1e-14, rtol=1e-12))
 
 
 def _wait_cdf(rho: np.ndarray, x: np.ndarray) -> np.ndarray:

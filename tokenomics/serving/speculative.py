@@ -673,7 +673,7 @@ def best_speculation_k(target: Deployment, batch: Any, context_tokens: Any, alph
     >>> best_speculation_k(d, [1, 512], 128, alpha=0.8, draft_fraction=0.01).tolist()
     [14, 1]
     """
-    if objective not in ("per_user", "per_device"):
+    if not isinstance(objective, str) or objective not in ("per_user", "per_device"):
         raise TokenomicsError(
             f"objective must be 'per_user' or 'per_device', got {objective!r}")
     drafter = Drafter.of(drafter)

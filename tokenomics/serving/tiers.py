@@ -427,7 +427,7 @@ def tier(name: str | Tier, hardware: Hardware | str = "h100-sxm") -> Tier:
     """
     if isinstance(name, Tier):
         return name
-    if name == "hbm":
+    if isinstance(name, str) and name == "hbm":
         return hbm_tier(hardware)
     tiers = _bundled_tiers()
     if not isinstance(name, str) or name not in tiers:

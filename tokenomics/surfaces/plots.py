@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core import TokenomicsError, counts
+from tokenomics.core import checks as V
 from tokenomics.data import Deployment
 from tokenomics.data.boundary import inputs
 from tokenomics.economics import DeploymentCost
@@ -147,7 +148,7 @@ def plot_roofline(dep: Deployment, batch: int = 64, context_tokens: int = 4096,
     ax.set_xscale("log")
     ax.set_yscale("log")
     placed, names, families = _place_operators(ax, sets)
-    if annotate:
+    if V.flag(annotate, "annotate"):
         _label_operators(ax, names, peak)
     xs = np.concatenate([p[0] for p in placed] + [np.array([ridge])])
     ys = np.concatenate([p[1] for p in placed] + [np.array([peak])])
@@ -410,7 +411,7 @@ def _slo_floor(slo_tokens_per_s_per_user: Any) -> float | None:
     """The SLO as a float > 0 [token/s per user], None when not given."""
     if slo_tokens_per_s_per_user is None:
         return None
-    slo = float(slo_tokens_per_s_per_user)
+    slo = V.single_amount(slo_tokens_per_s_per_user, "slo_tokens_per_s_per_user", "token/s")
     if not (math.isfinite(slo) and slo > 0):
         raise TokenomicsError(f"slo_tokens_per_s_per_user must be > 0 [token/s], got "
                               f"{slo_tokens_per_s_per_user!r}")
@@ -682,7 +683,7 @@ def plot_cost(costs: DeploymentCost | Iterable[DeploymentCost],
                       color=colours[i], label=lab)
         ax.bar_label(bars, labels=[usd_text(v) for v in h], fontsize=7, padding=2)
     ax.set_xticks(pos, [p for p, _ in _PHASES])
-    if logy:
+    if V.flag(logy, "logy"):
         ax.set_yscale("log")
     else:
         ax.set_ylim(bottom=0)

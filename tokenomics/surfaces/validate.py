@@ -33,7 +33,7 @@ def _systems() -> str:
 
 
 def _api_prices() -> str:
-    from tokenomics.economics.cost import price_table
+    from tokenomics.economics.api_prices import price_table
 
     return f"{len(price_table())} API prices"
 
