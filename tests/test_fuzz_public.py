@@ -151,7 +151,8 @@ def _targets() -> list[str]:
 
 #: Result fields whose meaning is signed.
 SIGNED = {"headroom_bytes", "free_bytes", "spare_bytes", "margin", "cost_profit_margin",
-          "room_bytes", "breakeven_tokens", "speedup", "delta", "profit_usd"}
+          "room_bytes", "breakeven_tokens", "speedup", "delta", "profit_usd",
+          "mu"}   # GapDistribution.mu: the mean of log-seconds, any real number
 #: Calls whose tables carry NaN for figures a catalog does not publish, or signed columns.
 NAN_BY_DESIGN = {"hardware_table", "model_table", "price_table", "formats", "kv_tiers",
                  "sources", "efficiency_presets", "frontier", "sweep", "decode_curve",

@@ -189,10 +189,10 @@ def topology(hw: Hardware, link_efficiency: float = 1.0, *,
     if isinstance(link_efficiency, bool) or not isinstance(link_efficiency, (int, float)):
         raise TokenomicsError(f"link_efficiency must be a number in (0, 1], got "
                               f"{link_efficiency!r}")
-    for name, lat in (("scale_up_latency_s", scale_up_latency_s),
-                      ("scale_out_latency_s", scale_out_latency_s)):
-        if lat is not None:
-            V.single_amount(lat, name, "s")
+    if scale_up_latency_s is not None:
+        scale_up_latency_s = V.single_amount(scale_up_latency_s, "scale_up_latency_s", "s")
+    if scale_out_latency_s is not None:
+        scale_out_latency_s = V.single_amount(scale_out_latency_s, "scale_out_latency_s", "s")
     if not (0 < link_efficiency <= 1):
         raise TokenomicsError(f"link_efficiency must be in (0, 1], got {link_efficiency!r}")
     up = hw.scale_up_bw_bytes_per_s

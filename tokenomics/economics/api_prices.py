@@ -214,7 +214,7 @@ def blended_price(p: ApiPrice | str, input_tokens: Any, output_tokens: Any,
         p_write = p_in  # no separate write charge: written tokens are billed as input
     p_out = need("output", o)
     d = 0.0
-    if batch:
+    if V.flag(batch, "batch"):
         if pr.batch_discount is None:
             raise NotPublishedError(f"{pr.id}: no batch tier published")
         d = pr.batch_discount

@@ -177,6 +177,10 @@ class Ownership:
                   ("power_w", 0, math.inf, True), ("cost_of_capital", 0, 1, True),
                   ("electricity_usd_per_kwh", 0, math.inf, True),
                   ("facility_usd_per_device_hour", 0, math.inf, True)]
+        if self.utilisation is None or self.purchase_usd is None or \
+                self.amortisation_years is None:
+            raise TokenomicsError("Ownership needs purchase_usd, amortisation_years and a "
+                                  "utilisation in (0, 1] (numbers, not None)")
         for name in ("utilisation", "pue", "networking_share", *(r[0] for r in ranges)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, V.single_amount(getattr(self, name), name,
@@ -335,7 +339,7 @@ def device_hour_price(hardware: Hardware, device_price: Any = None,
         return price_on_basis(hardware, device_price)
     if device_price is None:
         return price_on_basis(hardware, price_basis)
-    usd = float(V.non_negative(device_price, "usd_per_device_hour", "USD/hour"))
+    usd = V.single_amount(device_price, "usd_per_device_hour", "USD/hour")
     return BasisPrice(usd, "user", "", "device_price")
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.economics.basis import as_price_basis
@@ -316,13 +317,14 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
         raise TokenomicsError(f"include_dominated must be True or False, got "
                               f"{include_dominated!r}")
     deps = with_efficiency(deployments_of(deployments), efficiency)
+    context_tokens = float(V.single_whole(context_tokens, "context_tokens", unit="token"))
     if speculation is not None and not isinstance(speculation, (list, tuple)):
         raise TokenomicsError(f"speculation must be a list of options (dicts, or None for plain "
                               f"decode), got {speculation!r}")
     specs = list(speculation) if speculation is not None else [None]
     if not specs:
         raise TokenomicsError("speculation must list at least one option (None: off)")
-    if on_oom not in ("raise", "skip"):
+    if not isinstance(on_oom, str) or on_oom not in ("raise", "skip"):
         raise TokenomicsError(f"on_oom must be 'raise' or 'skip', got {on_oom!r}")
     curves, skipped = _gather_curves(deps, specs, context_tokens, on_oom)
     rows = _vertex_rows(curves) + _crossing_rows(curves) + _end_rows(curves)

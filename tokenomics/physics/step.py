@@ -229,7 +229,7 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     >>> t.set_index("operator").loc["attn_core", "bound"]
     'memory'
     """
-    if phase not in ("decode", "prefill", "midfill"):
+    if not isinstance(phase, str) or phase not in ("decode", "prefill", "midfill"):
         raise TokenomicsError(f"phase must be decode, prefill or midfill, got {phase!r}")
     V.counts(batch, "batch")
     if phase == "decode":

@@ -35,6 +35,7 @@ from tokenomics.core.lazy import attach
 # that every public name of the modules is listed)
 _EXPORTS = {
     "AGENT_STEP_TOKENS": ".agents",
+    "MAX_AGENT_OUTPUT": ".agents",
     "AgentStep": ".agents",
     "agent_step": ".agents",
     "mixed_step_seconds": ".batching",

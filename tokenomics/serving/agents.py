@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tokenomics.core import checks as V
+from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.memory import kv_per_sequence_bytes
@@ -37,6 +38,8 @@ from tokenomics.serving.tiers import rental_usd_per_hour
 
 #: The source's agent step (S61): cached prefix, new input and output tokens.
 AGENT_STEP_TOKENS = (119_000, 875, 214)
+#: Most output tokens of one agent step (its decode is timed token by token).
+MAX_AGENT_OUTPUT = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,10 @@ def agent_step(dep: Deployment, cached_tokens: int = AGENT_STEP_TOKENS[0],
     n_new = V.single_whole(new_tokens, "new_tokens", unit="token")
     o = V.single_whole(output_tokens, "output_tokens", unit="token")
     B = V.single_whole(batch, "batch")
+    V.context_within(dep.model, np.asarray(float(c + n_new + o)), dep.allow_beyond_max_context)
+    if o > MAX_AGENT_OUTPUT:
+        raise TokenomicsError(f"output_tokens={o} is more than {MAX_AGENT_OUTPUT:,} tokens a "
+                              "step can time one decode at a time")
     p_hour = (rental_usd_per_hour(dep.hardware) if usd_per_device_hour is None
               else V.single_amount(usd_per_device_hour, "usd_per_device_hour", "USD/hour"))
     mid = float(prefill(dep, c + n_new, B, cached_tokens=c).time_s)

@@ -252,8 +252,8 @@ def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
     """
     P = V.single_whole(prompt_tokens, "prompt_tokens", unit="token")
     S = V.single_whole(token_budget, "token_budget", unit="token")
-    D = int(V.counts(decode_batch, "decode_batch", minimum=0))
-    Cd = int(V.counts(decode_context_tokens, "decode_context_tokens", unit="token"))
+    D = V.single_whole(decode_batch, "decode_batch", minimum=0)
+    Cd = V.single_whole(decode_context_tokens, "decode_context_tokens", unit="token")
     c0 = V.single_whole(cached_tokens, "cached_tokens", minimum=0, unit="token")
     if c0 >= P:
         raise TokenomicsError(f"cached_tokens={c0} must be below prompt_tokens={P}")

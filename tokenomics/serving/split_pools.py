@@ -149,7 +149,7 @@ def _split_memory(attention: Deployment, ffn: FFNPool, B: Any, C: Any,
     ffn_w = ffn_part / ffn.devices
     attn_w = weight_bytes_per_device(attention) - ffn_part / attention.n_devices
     mem_a = attn_w + B * kv_per_sequence_bytes(attention, C)
-    if not check_memory:
+    if not V.flag(check_memory, "check_memory"):
         return mem_a, ffn_w
     usable_a = attention.hardware.mem_usable_bytes * attention.usable_memory_fraction
     usable_f = ffn.hardware.mem_usable_bytes * attention.usable_memory_fraction

@@ -231,7 +231,7 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     check_deployment(dep, "steady_state")
     if dep.pp != 1:
         raise TokenomicsError("steady_state models a single pipeline stage; use pp=1")
-    if pool not in ("colocated", "decode"):
+    if not isinstance(pool, str) or pool not in ("colocated", "decode"):
         raise TokenomicsError(f"pool must be 'colocated' or 'decode', got {pool!r}")
     inp, out, c, s = _lengths(input_tokens, output_tokens, cached_tokens, chunk_tokens)
     V.context_within(dep.model, inp + out, dep.allow_beyond_max_context)

@@ -385,8 +385,8 @@ def plot_frontier(frontier_df: pd.DataFrame, slo_tokens_per_s_per_user: float | 
         ax.plot(env.tokens_per_s_per_user, env.tokens_per_s_per_device, color="0.6", lw=3.0,
                 alpha=0.5, zorder=1, gid="envelope", label="_envelope")
     _draw_groups(ax, f, by, has_dom)
-    if label_cost and "cost_usd_per_mtok" in env.columns:
-        _label_costs(ax, env, max_cost_labels)
+    if V.flag(label_cost, "label_cost") and "cost_usd_per_mtok" in env.columns:
+        _label_costs(ax, env, V.single_whole(max_cost_labels, "max_cost_labels", minimum=0))
     if slo is not None:
         _draw_slo(ax, env, slo, by)
     _frontier_frame(ax, f)
@@ -398,6 +398,8 @@ def _check_frontier_frame(frontier_df: Any, by: str) -> None:
     if not isinstance(frontier_df, pd.DataFrame):
         raise TokenomicsError(f"frontier_df must be a pandas DataFrame from tk.frontier, got "
                               f"{type(frontier_df).__name__}")
+    if not isinstance(by, str):
+        raise TokenomicsError(f"by must name a column of frontier_df, got {by!r}")
     missing = [c for c in (*_FRONTIER_COLUMNS, by) if c not in frontier_df.columns]
     if missing:
         raise TokenomicsError(f"frontier_df lacks column(s) {', '.join(map(repr, missing))}; "
