@@ -122,3 +122,16 @@ def test_r5_catalog_reader_names_the_file_for_bad_bytes(tmp_path, content, match
 def test_r8_sizes_are_checked_before_allocation(call, match):
     with pytest.raises(tk.TokenomicsError, match=match):
         call()
+
+
+def test_python_m_tokenomics_catalog_validates_every_data_kind():
+    # issue 13, item 2: `python -m tokenomics.catalog` checks each data kind by its loader
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "tokenomics.catalog"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    kinds = [line.split(":")[1].strip() for line in r.stdout.splitlines() if line.startswith("ok")]
+    assert kinds == ["catalogs", "systems", "api_prices", "assumptions", "kv_tiers",
+                     "measurements", "corpus", "calibration"]
