@@ -113,6 +113,12 @@ def _copy(tmp_path: Path, name: str) -> Path:
      r"field power.system: .* less than 72 x 1400 W"),
     ("gb300-nvl72.toml", 'value = 142, unit = "kW"', 'value = 142, unit = "kWh"',
      r"field power.system"),
+    ("gb200-nvl72.toml", 'device = "gb200"\n', '', r"field device: required key is missing"),
+    ("gb200-nvl72.toml", 'value = 72, unit = "count"', 'value = "72", unit = "count"',
+     r"field devices.value: must be a finite number"),
+    ("gb200-nvl72.toml", 'value = 72, unit = "count"', 'value = -72, unit = "count"',
+     r"field devices: implausible value"),
+    ("gb200-nvl72.toml", "schema = 1", "schema = 1\n[[[", r"gb200-nvl72.toml"),
     ("hgx-h100.toml", 'note = "4 NVSwitch chips on the HGX H100 baseboard" }',
      'note = "" }\nbandwidth = { value = 1, unit = "TB/s", direction = "bidirectional", '
      'source = "textbookofai-nvlink" }', r"field switch.bandwidth: .* blocking"),
