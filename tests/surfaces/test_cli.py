@@ -17,10 +17,10 @@ def test_decode_csv_and_json(tmp_path, capsys):
     rc = main(["decode", "llama-3.1-8b", "h100-sxm", "--batch", "1", "8", "--context", "1024",
                "--csv", str(csv), "--json", str(js)])
     assert rc == 0
-    out = capsys.readouterr().out
+    out = _both(capsys)
     assert "pure roofline bound" in out                 # the library's one default
     assert main(["decode", "llama-3.1-8b", "h100-sxm", "--efficiency", "calibrated"]) == 0
-    assert "calibrated forecast" in capsys.readouterr().out
+    assert "calibrated forecast" in _both(capsys)
     df = pd.read_csv(csv)
     assert list(df.batch) == [1, 8] and df.step_time_s.dtype.kind == "f"
     assert json.loads(js.read_text())[0]["context_tokens"] == 1024
@@ -50,7 +50,7 @@ def test_retention_shows_the_stated_default_beside_gpu_time_only(tmp_path, capsy
     csv = tmp_path / "r.csv"
     assert main(["retention", "llama-3.1-70b", "h100-sxm", "--tp", "8", "--tier", "dram", "ssd",
                  "--efficiency", "calibrated", "--csv", str(csv)]) == 0
-    assert "39.0 GB of KV" in capsys.readouterr().out
+    assert "39.0 GB of KV" in _both(capsys)
     df = pd.read_csv(csv).set_index(["tier", "miss_pricing"])
     stated, gpu = df.loc[("dram", "stated default")], df.loc[("dram", "GPU time only")]
     assert stated.miss_usd == pytest.approx(119_000 * 8.4e-6)     # $8.40 per million tokens
@@ -185,7 +185,7 @@ def test_steady_reports_tpot_under_load_beside_the_decode_only_step(tmp_path, ca
     csv = tmp_path / "s.csv"
     assert main(["steady", "llama-3.1-8b", "h100-sxm", "--input", "2048", "--output", "128",
                  "--concurrency", "1", "64", "max", "--csv", str(csv)]) == 0
-    out = capsys.readouterr().out
+    out = _both(capsys)
     assert "TPOT carries the prefill" in out and "pure roofline bound" in out
     df = pd.read_csv(csv)
     assert list(df.concurrency[:2]) == [1, 64]
@@ -277,3 +277,43 @@ def test_fit_gives_the_layout_s_count_beside_the_pooled_one(tmp_path):
     row = pd.read_csv(out).iloc[-1]
     assert bool(row.fits) and row.min_devices == 8
     assert row.min_devices_pooled == math.ceil(row.devices_needed) == 6
+
+
+def _both(capsys):
+    """What a command printed: the title and warnings on stderr, the table on stdout."""
+    c = capsys.readouterr()
+    return c.err + c.out
+
+
+def test_version_and_stdout_and_the_no_fit_warning(capsys):
+    # issue 14, item 6: --version; '-' writes the data to stdout, prose to stderr; rows that
+    # do not fit warn, and --strict turns the warning into exit status 3
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"tokenomics {tk.__version__}"
+    # Llama 3.1 70B at BF16 (141 GB of weights) does not fit one 80 GB H100
+    args = ["decode", "llama-3.1-70b", "h100-sxm", "--batch", "1", "--context", "1024",
+            "--csv", "-"]
+    assert main(args) == 0
+    c = capsys.readouterr()
+    assert c.out.splitlines()[0].startswith("batch,context_tokens,")      # CSV only
+    assert "decode: llama-3.1-70b" in c.err and "1 of 1 rows do not fit" in c.err
+    assert main(args + ["--strict"]) == 3
+    capsys.readouterr()
+    assert main(["decode", "llama-3.1-8b", "h100-sxm", "--batch", "1", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["fits"] is True
+
+
+def test_every_flag_has_help_text():
+    import argparse
+
+    from tokenomics.surfaces.cli import build_parser
+
+    p = build_parser()
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [f"{name} {act.option_strings or act.dest}"
+               for name, sp in [("tokenomics", p), *sub.choices.items()]
+               for act in sp._actions
+               if not act.help and not isinstance(act, argparse._SubParsersAction)]
+    assert not missing, missing
+

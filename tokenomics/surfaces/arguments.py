@@ -83,6 +83,10 @@ def add_global_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["--catalog", "a", "--catalog", "b"]).catalog
     ['a', 'b']
     """
+    from tokenomics import __version__
+
+    p.add_argument("--version", action="version", version=f"tokenomics {__version__}",
+                   help="print the version and exit")
     p.add_argument("--catalog", metavar="DIR", action="append", default=[],
                    help="a user catalog folder (hardware/*.toml, models/*.toml, each with its "
                         "sources.toml) read after the bundled catalogs and the folders of "
@@ -93,9 +97,15 @@ def add_global_arguments(p: argparse.ArgumentParser) -> None:
 # Arguments several subcommands share
 # --------------------------------------------------------------------------------------------
 def _output_arguments(p: argparse.ArgumentParser) -> None:
-    """``--csv PATH`` and ``--json PATH``: where to write the table too."""
-    p.add_argument("--csv", metavar="PATH", help="also write the table as CSV")
-    p.add_argument("--json", metavar="PATH", help="also write the table as JSON records")
+    """``--csv PATH`` and ``--json PATH`` (``-``: standard output), and ``--strict``."""
+    p.add_argument("--csv", metavar="PATH",
+                   help="also write the table as CSV; '-' writes it to standard output "
+                        "instead of the printed table")
+    p.add_argument("--json", metavar="PATH",
+                   help="also write the table as JSON records; '-' for standard output")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 3 when a row does not fit in memory (default: a "
+                        "warning on standard error, status 0)")
 
 
 def _deployment_arguments(p: argparse.ArgumentParser) -> None:
@@ -161,8 +171,10 @@ def _fit(sub: Any, run: Callable[..., Any]) -> None:
                        epilog="example: tokenomics fit llama-3.1-405b h100-sxm --tp 8 --pp 5 "
                               "--batch 32 --context 131072 --multiple-of 8")
     _deployment_arguments(f)
-    f.add_argument("--batch", type=int, nargs="+", default=[1])
-    f.add_argument("--context", type=int, nargs="+", default=[8192])
+    f.add_argument("--batch", type=int, nargs="+", default=[1],
+                   help="concurrent sequences per step (default %(default)s)")
+    f.add_argument("--context", type=int, nargs="+", default=[8192],
+                   help="tokens in each sequence's KV cache (default %(default)s)")
     f.add_argument("--multiple-of", type=int, default=1, help="round min_devices up to this")
     _output_arguments(f)
     f.set_defaults(func=run)
@@ -174,8 +186,10 @@ def _decode(sub: Any, run: Callable[..., Any]) -> None:
                        epilog="example: tokenomics decode llama-3.1-70b h200 --weight-dtype fp8 "
                               "--kv-dtype fp8 --batch 1 8 64 --context 8192")
     _deployment_arguments(d)
-    d.add_argument("--batch", type=int, nargs="+", default=[1, 8, 32, 64])
-    d.add_argument("--context", type=int, nargs="+", default=[8192])
+    d.add_argument("--batch", type=int, nargs="+", default=[1, 8, 32, 64],
+                   help="concurrent sequences per step (default %(default)s)")
+    d.add_argument("--context", type=int, nargs="+", default=[8192],
+                   help="tokens in each sequence's KV cache (default %(default)s)")
     _output_arguments(d)
     d.set_defaults(func=run)
 
@@ -185,8 +199,10 @@ def _prefill(sub: Any, run: Callable[..., Any]) -> None:
     pf = sub.add_parser("prefill", help="prefill time (TTFT), optionally on a cached prefix",
                         epilog="example: tokenomics prefill llama-3.1-8b h100-sxm --prompt 8192")
     _deployment_arguments(pf)
-    pf.add_argument("--prompt", type=int, nargs="+", default=[8192])
-    pf.add_argument("--batch", type=int, nargs="+", default=[1])
+    pf.add_argument("--prompt", type=int, nargs="+", default=[8192],
+                    help="prompt tokens to prefill (default %(default)s)")
+    pf.add_argument("--batch", type=int, nargs="+", default=[1],
+                    help="concurrent sequences per step (default %(default)s)")
     pf.add_argument("--cached", type=int, default=0, help="cached prefix tokens")
     _output_arguments(pf)
     pf.set_defaults(func=run)
@@ -215,11 +231,16 @@ def _roofline(sub: Any, run: Callable[..., Any]) -> None:
                        epilog="example: tokenomics roofline llama-3.1-70b h100-sxm --tp 4 "
                               "--phase decode --batch 1 --context 4096")
     _deployment_arguments(r)
-    r.add_argument("--phase", choices=["decode", "prefill", "midfill"], default="decode")
-    r.add_argument("--batch", type=int, nargs="+", default=[1])
-    r.add_argument("--context", type=int, nargs="+", default=[8192])
-    r.add_argument("--prompt", type=int, default=8192)
-    r.add_argument("--cached", type=int, default=0)
+    r.add_argument("--phase", choices=["decode", "prefill", "midfill"], default="decode",
+                   help="which step to break down (default %(default)s)")
+    r.add_argument("--batch", type=int, nargs="+", default=[1],
+                   help="concurrent sequences per step (default %(default)s)")
+    r.add_argument("--context", type=int, nargs="+", default=[8192],
+                   help="tokens in each sequence's KV cache (default %(default)s)")
+    r.add_argument("--prompt", type=int, default=8192,
+                   help="prompt tokens to prefill (default %(default)s)")
+    r.add_argument("--cached", type=int, default=0,
+                   help="prompt tokens already in the prefix cache (default %(default)s)")
     _output_arguments(r)
     r.set_defaults(func=run)
 
@@ -231,15 +252,22 @@ def _frontier(sub: Any, run: Callable[..., Any]) -> None:
                                "h200 b200 --tp 1 2 4 8 --weight-dtype fp8 --compute-dtype fp8 "
                                "--kv-dtype fp8 --context 4096 --slo 100")
     fr.add_argument("model", help="model id or alias")
-    fr.add_argument("--hardware", nargs="+", default=["h100-sxm", "h200", "b200"])
-    fr.add_argument("--tp", type=int, nargs="+", default=[1, 2, 4, 8])
-    fr.add_argument("--weight-dtype")
-    fr.add_argument("--kv-dtype", default="bf16")
-    fr.add_argument("--compute-dtype")
-    fr.add_argument("--usable-fraction", type=float, default=0.9)
+    fr.add_argument("--hardware", nargs="+", default=["h100-sxm", "h200", "b200"],
+                    help="catalog hardware ids to compare (default %(default)s)")
+    fr.add_argument("--tp", type=int, nargs="+", default=[1, 2, 4, 8],
+                    help="tensor-parallel degrees to try (default %(default)s)")
+    fr.add_argument("--weight-dtype",
+                    help="weight format (default: the model's release)")
+    fr.add_argument("--kv-dtype", default="bf16",
+                    help="KV-cache format (default %(default)s)")
+    fr.add_argument("--compute-dtype",
+                    help="format the matrix units run at (default: the activation format)")
+    fr.add_argument("--usable-fraction", type=float, default=0.9,
+                    help="share of device memory a deployment may use (default %(default)s)")
     fr.add_argument("--efficiency", choices=["calibrated", "roofline"], default="roofline",
                     help="efficiency preset (default: the roofline bound, as in the library)")
-    fr.add_argument("--context", type=int, default=4096)
+    fr.add_argument("--context", type=int, default=4096,
+                    help="tokens in each sequence's KV cache (default %(default)s)")
     fr.add_argument("--slo", type=float, help="tokens/s per user floor: print the best there")
     _output_arguments(fr)
     fr.set_defaults(func=run)
@@ -252,14 +280,19 @@ def _cost(sub: Any, run: Callable[..., Any]) -> None:
                                "--compute-dtype fp8 --kv-dtype fp8 --batch 64 --context 4096 "
                                "--price 3.0 --input-ratio 3 --output-ratio 1 --hit-rate 0.5")
     _deployment_arguments(co)
-    co.add_argument("--batch", type=int, nargs=1, default=[64])
-    co.add_argument("--context", type=int, nargs=1, default=[4096])
+    co.add_argument("--batch", type=int, nargs=1, default=[64],
+                    help="concurrent sequences per step (default %(default)s)")
+    co.add_argument("--context", type=int, nargs=1, default=[4096],
+                    help="tokens in each sequence's KV cache (default %(default)s)")
     co.add_argument("--prompt", type=int, default=None, help="prompt length (default context)")
     co.add_argument("--price", type=float, help="USD per device-hour (default catalog rental)")
     co.add_argument("--tier", help="catalog rental tier to use")
-    co.add_argument("--input-ratio", type=float, default=3.0)
-    co.add_argument("--output-ratio", type=float, default=1.0)
-    co.add_argument("--hit-rate", type=float, default=0.0)
+    co.add_argument("--input-ratio", type=float, default=3.0,
+                    help="input tokens per request, relative to --output-ratio (default %(default)s)")
+    co.add_argument("--output-ratio", type=float, default=1.0,
+                    help="output tokens per request, relative to --input-ratio (default %(default)s)")
+    co.add_argument("--hit-rate", type=float, default=0.0,
+                    help="share of input tokens served from the prefix cache (default %(default)s)")
     _output_arguments(co)
     co.set_defaults(func=run)
 
@@ -275,7 +308,8 @@ def _disagg(sub: Any, run: Callable[..., Any]) -> None:
     dg.add_argument("--output", type=int, default=256, help="output tokens per request")
     dg.add_argument("--ttft", type=float, default=2.0, help="TTFT SLO [s]")
     dg.add_argument("--tpot", type=float, default=0.05, help="TPOT SLO [s]")
-    dg.add_argument("--slo-fraction", type=float, default=0.9)
+    dg.add_argument("--slo-fraction", type=float, default=0.9,
+                    help="share of requests that must meet the TTFT target (default %(default)s)")
     dg.add_argument("--link-gbps", type=float, default=1600.0,
                     help="prefill-to-decode link per prefill instance [Gb/s per direction]")
     dg.add_argument("--token-budget", type=int, default=2048,
@@ -330,7 +364,8 @@ def _report(sub: Any, run: Callable[..., Any]) -> None:
                                "--compute-dtype fp8 --kv-dtype fp8 --out report")
     _deployment_arguments(rp)
     rp.set_defaults(tp=None)
-    rp.add_argument("--context", type=int, nargs=1, default=[8192])
+    rp.add_argument("--context", type=int, nargs=1, default=[8192],
+                    help="tokens in each sequence's KV cache (default %(default)s)")
     rp.add_argument("--prompt", type=int, default=2048, help="prompt length for TTFT")
     rp.add_argument("--slo", type=float, default=30.0, help="tokens/s per user floor")
     rp.add_argument("--price", type=float, help="USD per device-hour (default catalog)")

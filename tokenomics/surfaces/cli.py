@@ -83,24 +83,40 @@ def _deployment(a: argparse.Namespace) -> Deployment:
 
 
 def _save_table(df: pd.DataFrame, a: argparse.Namespace) -> None:
-    """Write ``df`` to the ``--csv`` and ``--json`` paths, where given."""
+    """Write ``df`` to the ``--csv`` and ``--json`` paths, where given (``-``: stdout)."""
     if getattr(a, "csv", None):
-        df.to_csv(a.csv, index=False)
+        df.to_csv(sys.stdout if a.csv == "-" else a.csv, index=False)
     if getattr(a, "json", None):
-        with open(a.json, "w") as fh:
-            json.dump(json.loads(df.to_json(orient="records")), fh, indent=1)
+        records = json.loads(df.to_json(orient="records"))
+        if a.json == "-":
+            json.dump(records, sys.stdout, indent=1)
+            print()
+        else:
+            with open(a.json, "w") as fh:
+                json.dump(records, fh, indent=1)
 
 
 def _emit(df: pd.DataFrame, a: argparse.Namespace, title: str = "") -> None:
-    """Print a title and the table (6 significant digits), and write ``--csv``/``--json``."""
+    """The title on stderr, the table (6 significant digits) on stdout, then ``--csv``/``--json``.
+
+    With ``--csv -`` or ``--json -`` the table goes to stderr and stdout carries only the
+    data. Rows whose ``fits`` is False get a warning on stderr (``--strict``: exit status 3).
+    """
     import pandas as pd
 
+    to_stdout = "-" not in (getattr(a, "csv", None), getattr(a, "json", None))
     if title:
-        print(title)
+        print(title, file=sys.stderr)
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50,
                            "display.width", 200, "display.float_format", "{:.6g}".format):
-        print(df.to_string(index=False))
+        print(df.to_string(index=False), file=sys.stdout if to_stdout else sys.stderr)
     _save_table(df, a)
+    if "fits" in df.columns and not df["fits"].astype(bool).all():
+        n = int((~df["fits"].astype(bool)).sum())
+        print(f"tokenomics: warning: {n} of {len(df)} rows do not fit in memory (fits = "
+              f"False){'' if getattr(a, 'strict', False) else '; --strict exits 3 on this'}",
+              file=sys.stderr)
+        a.did_not_fit = True
 
 
 def _frame(rows: Any) -> pd.DataFrame:
@@ -735,6 +751,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_folders(a.catalog, "--catalog")
             previous = tk.use_catalog(*a.catalog)
         a.func(a)
+        if getattr(a, "strict", False) and getattr(a, "did_not_fit", False):
+            return 3
     except (tk.TokenomicsError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"tokenomics: error: {msg}", file=sys.stderr)
