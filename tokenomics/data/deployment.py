@@ -184,6 +184,9 @@ class Deployment:
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
                 raise TokenomicsError(f"{name} must be a positive integer, got {v!r}")
+        r = self.redundant_experts
+        if not isinstance(r, (int, np.integer)) or isinstance(r, bool) or r < 0:
+            raise TokenomicsError(f"redundant_experts must be a whole number >= 0, got {r!r}")
 
     def _check_communication(self) -> None:
         """``comm_overlap`` in [0, 1] and a known all-reduce algorithm (or ``"auto"``)."""
