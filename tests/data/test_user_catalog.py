@@ -100,7 +100,7 @@ def test_environment_variable_and_cache_follow_the_path(user_dir, tmp_path, monk
 def test_cli_global_catalog_option(user_dir, capsys):
     assert main(["--catalog", str(user_dir), "decode", "my-model", "my-chip", "--batch", "1",
                  "--context", "1024"]) == 0
-    assert "my-model on 1 x my-chip" in capsys.readouterr().out
+    assert "my-model on 1 x my-chip" in capsys.readouterr().err  # the title is prose: stderr
     assert main(["--catalog", str(user_dir), "hardware", "my-chip"]) == 0
     assert "acme-contract-2026" in capsys.readouterr().out
     # The option lasts one call.

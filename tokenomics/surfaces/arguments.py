@@ -83,9 +83,9 @@ def add_global_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["--catalog", "a", "--catalog", "b"]).catalog
     ['a', 'b']
     """
-    from tokenomics import __version__
+    from importlib.metadata import version
 
-    p.add_argument("--version", action="version", version=f"tokenomics {__version__}",
+    p.add_argument("--version", action="version", version=f"tokenomics {version('tokenomics')}",
                    help="print the version and exit")
     p.add_argument("--catalog", metavar="DIR", action="append", default=[],
                    help="a user catalog folder (hardware/*.toml, models/*.toml, each with its "
