@@ -85,7 +85,8 @@ def add_global_arguments(p: argparse.ArgumentParser) -> None:
     """
     from importlib.metadata import version
 
-    p.add_argument("--version", action="version", version=f"tokenomics {version('inference-tokenomics')}",
+    p.add_argument("--version", action="version",
+                   version=f"tokenomics {version('inference-tokenomics')}",
                    help="print the version and exit")
     p.add_argument("--catalog", metavar="DIR", action="append", default=[],
                    help="a user catalog folder (hardware/*.toml, models/*.toml, each with its "
