@@ -185,3 +185,11 @@ def test_glm45_reads_qk_norm_and_sizes_by_hand():
 def test_unreadable_config_error_names_the_fields_and_the_way_forward():
     with pytest.raises(tk.CatalogError, match=r"num_experts.*docs/catalog-schema.md"):
         tk.model_from_hf_config({**LLAMA, "model_type": "jamba", "num_experts": 16})
+
+
+def test_a_folder_or_binary_file_is_not_a_config(tmp_path):
+    # found by the fuzz: '' is the current folder; a binary file is not UTF-8 JSON
+    (tmp_path / "weights.bin").write_bytes(b"\xff\xfe\x00\x01")
+    for bad in (tmp_path, tmp_path / "weights.bin"):
+        with pytest.raises(tk.CatalogError, match="not a readable config.json file"):
+            tk.model_from_hf_config(bad)

@@ -194,6 +194,9 @@ def _read_config(config: str | Path | Mapping[str, Any],
             config = json.loads(path.read_text())
         except FileNotFoundError:
             raise CatalogError(f"{where}: no such file") from None
+        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+            raise CatalogError(f"{where}: not a readable config.json file ({exc.__class__.__name__}"
+                               f"); give the path of a config.json or its parsed dict") from None
         except json.JSONDecodeError as exc:
             raise CatalogError(f"{where}: not valid JSON ({exc})") from None
     if not isinstance(config, Mapping):
