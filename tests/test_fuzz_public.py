@@ -96,7 +96,7 @@ def _valid(name: str) -> dict:
         policies=o["policy"], frontier_df=o["frontier"], df=pd.DataFrame({"a": [1.0]}),
         path=_TMP / "out.csv", name="bf16", value=8.0, unit="token",
         devices=2, mu=5.0, sigma=1.0, ttft_s=2.0, tpot_s=0.05, bytes_per_s=50e9,
-        purchase_usd=30000.0, amortisation_years=4.0, input_tokens_=1,
+        purchase_usd=30000.0, amortisation_years=4.0,
     )
     per = {
         "hardware": dict(name="h100"), "model": dict(name="llama-3.1-8b"),

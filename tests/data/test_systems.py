@@ -160,3 +160,23 @@ def test_a_user_catalog_adds_a_system(tmp_path):
 def test_unknown_system_lists_the_known():
     with pytest.raises(tk.UnknownEntryError, match="gb200-nvl72"):
         system("nvl576")
+
+
+def test_a_user_system_may_not_reuse_a_bundled_name(tmp_path):
+    d = tmp_path / "mine" / "hardware" / "systems"
+    d.mkdir(parents=True)
+    (tmp_path / "mine" / "hardware" / "sources.toml").write_text(
+        '[q]\ntitle = "t"\npublisher = "p"\nurl = "https://example.com"\n'
+        'accessed = "2026-12-01"\nkind = "documentation"\n')
+    (d / "x.toml").write_text(
+        'schema = 1\nid = "my-rack"\nname = "r"\nvendor = "me"\naliases = ["NVL72_GB200"]\n'
+        'device = "gb200"\ndevices = { value = 72, unit = "count", source = "q" }\n'
+        '[scale_up]\ntopology = "switched"\n')
+    before = tk.data.search_path()
+    try:
+        tk.data.use_catalog(tmp_path / "mine")
+        with pytest.raises(tk.CatalogError, match="'NVL72_GB200' already names system "
+                                                  "'gb200-nvl72'"):
+            system("my-rack")
+    finally:
+        tk.data.use_catalog(*before)

@@ -386,8 +386,15 @@ def systems_dirs() -> tuple[Path, ...]:
     return tuple(out)
 
 
+def _key(name: str) -> str:
+    """An id or alias as looked up: case-insensitive, ``_`` and spaces read as ``-``."""
+    return name.strip().lower().replace("_", "-").replace(" ", "-")
+
+
 @lru_cache(maxsize=8)
-def _load(folders: tuple[Path, ...], _generation: int) -> dict[str, System]:
+def _load(folders: tuple[Path, ...], _generation: int
+          ) -> tuple[dict[str, System], dict[str, str]]:
+    """Systems by id, and every id and alias (looked-up form) -> id; a name used twice raises."""
     srcs = default_catalog().sources
     out: dict[str, System] = {}
     names: dict[str, str] = {}
@@ -395,18 +402,17 @@ def _load(folders: tuple[Path, ...], _generation: int) -> dict[str, System]:
         for p in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
             s = parse_system_file(p, srcs)
             for key in (s.id, *s.aliases):
-                k = key.strip().lower()
-                if k in names and names[k] != s.id or (k == s.id and s.id in out):
+                if _key(key) in names:
                     raise CatalogError(f"{p}: field id: {key!r} already names system "
-                                       f"{names.get(k, s.id)!r}")
-                names[k] = s.id
+                                       f"{names[_key(key)]!r}")
+                names[_key(key)] = s.id
             out[s.id] = s
-    return out
+    return out, names
 
 
 def load_systems() -> Mapping[str, System]:
     """Every system of :func:`systems_dirs`, validated, by id (cached per search path)."""
-    return _load(systems_dirs(), catalog_generation())
+    return _load(systems_dirs(), catalog_generation())[0]
 
 
 def system(name: str | System) -> System:
@@ -425,12 +431,9 @@ def system(name: str | System) -> System:
     """
     if isinstance(name, System):
         return name
-    table = load_systems()
-    if isinstance(name, str):
-        k = name.strip().lower().replace("_", "-").replace(" ", "-")
-        for s in table.values():
-            if k == s.id or k in (a.lower() for a in s.aliases):
-                return s
+    table, names = _load(systems_dirs(), catalog_generation())
+    if isinstance(name, str) and _key(name) in names:
+        return table[names[_key(name)]]
     raise UnknownEntryError(f"unknown system {name!r}. Known ids: {', '.join(sorted(table))}")
 
 
