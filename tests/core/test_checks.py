@@ -153,3 +153,21 @@ def test_scalar_or_array():
     a = np.array([1.0, 2.0])
     assert scalar_or_array(a) is a
     assert scalar_or_array(np.ones((2, 1))).shape == (2, 1)
+
+
+def test_choice_flag_and_fraction_refuse_what_they_should():
+    from tokenomics.core import checks as V
+
+    assert V.choice("tree", "algorithm", ("ring", "tree")) == "tree"
+    for bad in (np.array([]), 1, "Ring", None):
+        with pytest.raises(tk.TokenomicsError, match="algorithm must be one of 'ring', 'tree'"):
+            V.choice(bad, "algorithm", ("ring", "tree"))
+    assert V.flag(np.bool_(True), "logy") is True
+    for bad in (1, "yes", np.array([True]), None):
+        with pytest.raises(tk.TokenomicsError, match="logy must be True or False"):
+            V.flag(bad, "logy")
+    assert V.fraction([0.0, 0.25, 1.0], "hit").tolist() == [0.0, 0.25, 1.0]
+    with pytest.raises(tk.TokenomicsError, match=r"hit must be in \[0, 1\), got 1"):
+        V.fraction(1.0, "hit", upper_open=True)
+    with pytest.raises(tk.TokenomicsError, match=r"hit must be in \[0, 1\], got 1.5"):
+        V.fraction([0.5, 1.5], "hit")
