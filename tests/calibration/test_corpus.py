@@ -56,6 +56,18 @@ def test_max_load_concurrency_is_capped_by_the_token_budget():
     assert concurrency(r, r.deployment()) == 481
 
 
+def test_runtime_caps_are_per_attention_data_parallel_rank():
+    # P109: Llama 4 Maverick NVFP4 on 8 B200 with attention DP, 2,048 in / 128 out.
+    # TensorRT-LLM's max_batch_size and max_num_tokens bind each attention-DP rank
+    # ("max_batch_size is already the per-attention-DP-rank cap, so aggregate concurrency
+    # is max_batch_size x dp_size": ai-dynamo/dynamo PR #11982, tracing the PyTorch
+    # executor). Eight ranks of 8,192 tokens a step at 17 tokens per sequence in flight:
+    # 8 x 8192 / 17 = 3,855.1, not 481 for the whole group.
+    r = ROWS["P109"]
+    assert (r.tp, r.attn_dp, r.runtime_max_num_tokens) == (8, 1, 8192)
+    assert concurrency(r, r.deployment()) == 3855
+
+
 def test_published_engine_batch_is_capped_by_the_memory_fit():
     # P011: MLPerf v4.1 H200 Llama 2 70B FP8 offline, engine batch 806 (NVIDIA's config).
     # The FP8 weights and FP16 embeddings take ~69.5e9 of H200's 150.75e9 B; the KV cache

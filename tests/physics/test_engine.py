@@ -91,3 +91,34 @@ def test_on_oom_is_raise_or_mark():
     check_on_oom("mark")
     with pytest.raises(tk.TokenomicsError, match="on_oom must be 'raise' or 'mark'"):
         check_on_oom("skip")
+
+
+def test_the_busiest_expert_parallel_rank_sets_the_routed_experts_time():
+    # expert_imbalance 0.5: the busiest of 8 EP ranks carries 1.5x the mean rank's tokens,
+    # so the routed experts' compute time is 1.5x and their memory time grows by half the
+    # activation bytes only (each rank still reads its own experts' weights once)
+    from tokenomics.physics.engine import expert_load_factor
+
+    def times(ep, iota):
+        dep = tk.Deployment("qwen3-235b-a22b", "b200", tp=8, ep=ep,
+                            efficiency=tk.Efficiency(expert_imbalance=iota))
+        costs = step_costs(dep, 64, 1, 2048, 1)
+        ex = next(c for c in costs if c.name == "moe_experts")
+        return dep, ex, operator_times(dep, costs).per_op["moe_experts"]
+
+    dep, ex, (tc1, tm1, _) = times(8, 0.5)
+    _, _, (tc0, tm0, _) = times(8, 0.0)
+    assert expert_load_factor(dep) == 1.5
+    assert tc1 == pytest.approx(1.5 * tc0, rel=1e-12)
+    bw = dep.hardware.mem_bw_bytes_per_s
+    assert tm1 - tm0 == pytest.approx(0.5 * float(ex.act_bytes) / (8 * bw), rel=1e-9)
+    # without expert parallelism one rank holds every expert: no rank to wait for
+    dep1, _, (tc_tp, tm_tp, _) = times(1, 0.5)
+    _, _, (tc_tp0, tm_tp0, _) = times(1, 0.0)
+    assert expert_load_factor(dep1) == 1.0 and (tc_tp, tm_tp) == (tc_tp0, tm_tp0)
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
+def test_expert_imbalance_must_be_a_finite_excess(bad):
+    with pytest.raises(tk.TokenomicsError, match="expert_imbalance must be >= 0"):
+        tk.Efficiency(expert_imbalance=bad)

@@ -240,10 +240,11 @@ def concurrency(row: CorpusRow, dep: Deployment) -> int:
     caps = [fit]
     if row.batch_per_device > 0:
         caps.append(row.batch_per_device)
+    ranks = row.tp if row.attn_dp else 1      # the runtime's caps are per attention-DP rank
     if row.runtime_max_batch > 0:
-        caps.append(row.runtime_max_batch)
+        caps.append(row.runtime_max_batch * ranks)
     if row.runtime_max_num_tokens > 0:
-        caps.append(int(row.runtime_max_num_tokens / (1.0 + row.isl / row.osl)))
+        caps.append(int(ranks * row.runtime_max_num_tokens / (1.0 + row.isl / row.osl)))
     return max(min(caps), 1)
 
 

@@ -62,6 +62,10 @@ class Design:
         Whether the GEMMs and attention compute at a 4-bit floating-point format.
     comm_latency_s, comm_bandwidth_s : numpy.ndarray
         The step's collectives: latency floors, and bandwidth time at link efficiency 1 [s].
+    expert_act_bytes : numpy.ndarray
+        The routed experts' activation bytes [B] (timed at the busiest rank's load).
+    expert_parallel : numpy.ndarray of bool
+        Whether the experts are spread over ``ep > 1`` ranks.
     layers : numpy.ndarray
         Layers per replica [-].
     concurrency : numpy.ndarray
@@ -88,6 +92,8 @@ class Design:
     bandwidth: np.ndarray
     comm_latency_s: np.ndarray
     comm_bandwidth_s: np.ndarray
+    expert_act_bytes: np.ndarray
+    expert_parallel: np.ndarray
     layers: np.ndarray
     concurrency: np.ndarray
     chunks_per_prompt: np.ndarray
@@ -131,7 +137,8 @@ def _row_work(row: CorpusRow) -> dict[str, Any]:
                 gemm_fp4=dtype(dep.compute_dtype).peak == "fp4",
                 attention_fp4=dtype(dep.attention_dtype).peak == "fp4",
                 bandwidth=dep.hardware.mem_bw_bytes_per_s, comm_latency_s=2 * c1 - c_half,
-                comm_bandwidth_s=c_half - c1, layers=float(dep.model.num_layers),
+                comm_bandwidth_s=c_half - c1, expert_act_bytes=float(ex.act_bytes),
+                expert_parallel=dep.ep > 1, layers=float(dep.model.num_layers),
                 concurrency=b, chunks_per_prompt=k, comm_overlap=row.comm_overlap, kind={"server_tpot_at_concurrency": "tpot",
                                      "ttft_s": "ttft"}.get(row.metric, "speed"),
                 measured=row.measured)
@@ -167,6 +174,10 @@ def predict_rows(d: Design, eff: Efficiency) -> np.ndarray:
     peak[:, _ATTN] = d.attention_peak
     tc = d.flops / (d.devices[:, None] * peak * eff.mfu * scale)
     tm = d.bytes / (d.devices[:, None] * d.bandwidth[:, None] * eff.mbu)
+    if eff.expert_imbalance > 0:      # the busiest expert-parallel rank sets the step
+        extra = np.where(d.expert_parallel, eff.expert_imbalance, 0.0)
+        tc[:, _EXPERTS] *= 1.0 + extra
+        tm[:, _EXPERTS] += extra * d.expert_act_bytes / (d.devices * d.bandwidth * eff.mbu)
     t_ops = (np.maximum(tc, tm) + (1.0 - eff.overlap) * np.minimum(tc, tm)).sum(axis=1)
     comm = d.comm_latency_s + d.comm_bandwidth_s / eff.link_efficiency
     exposed = comm - np.minimum(d.comm_overlap * comm, t_ops)   # as the step engine hides it

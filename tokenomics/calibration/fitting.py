@@ -1,14 +1,16 @@
 """The efficiency model fitted to the measurement corpus, with grouped cross-validation.
 
-The pure roofline is a bound. The calibrated forecast applies ten physically meaningful
+The pure roofline is a bound. The calibrated forecast applies eleven physically meaningful
 parameters (:data:`PARAMS`) to the same step engine: the achieved fractions of memory
 bandwidth (MBU) and of dense peak (MFU), the fraction of an operator's shorter roofline
 term hidden behind its longer one (``overlap``), the tokens per routed expert at which a
 grouped expert GEMM reaches half of MFU, attention kernels' fraction of peak relative to
 MFU, 4-bit (NVFP4) GEMMs' fraction relative to MFU (fitted only where FP4 rows are in the
-fit: a fold that holds out the only FP4 hardware keeps it at 1), the achieved fraction of link bandwidth in collectives, a fixed time per step, a fixed
-time per layer per step (the kernels' launch and minimum durations that CUDA graphs do not
-hide) and a fixed time per request before its first token. They are fitted to every non-reserved row of
+fit: a fold that holds out the only FP4 hardware keeps it at 1), the achieved fraction of
+link bandwidth in collectives, a fixed time per step, a fixed time per layer per step (the
+kernels' launch and minimum durations that CUDA graphs do not hide), a fixed time per
+request before its first token, and the busiest expert-parallel rank's excess load over
+the mean (``expert_imbalance``: the step waits for that rank). They are fitted to every non-reserved row of
 ``measurements/corpus.csv`` (:mod:`tokenomics.calibration.corpus`), each row read as
 continuous batching in steady state, in log space with a robust (soft-L1) loss; the result is
 committed in ``measurements/calibrated.toml`` with the date, the command and the rows, and
@@ -59,12 +61,12 @@ from tokenomics.data.specs import ROOFLINE, Efficiency
 
 PARAMS = ("mbu", "mfu", "overlap", "expert_half_tokens", "attention_mfu_scale",
           "fp4_mfu_scale", "link_efficiency", "step_overhead_s", "layer_overhead_s",
-          "request_overhead_s")
-_LOWER = np.array([0.05, 0.05, 0.0, 0.0, 0.05, 0.05, 0.05, 0.0, 0.0, 0.0])
-_UPPER = np.array([1.0, 1.0, 1.0, 4096.0, 1.0, 1.0, 1.0, 0.05, 1e-3, 0.05])
+          "request_overhead_s", "expert_imbalance")
+_LOWER = np.array([0.05, 0.05, 0.0, 0.0, 0.05, 0.05, 0.05, 0.0, 0.0, 0.0, 0.0])
+_UPPER = np.array([1.0, 1.0, 1.0, 4096.0, 1.0, 1.0, 1.0, 0.05, 1e-3, 0.05, 4.0])
 # fp4_mfu_scale starts at 1 (no penalty): a fold without FP4 rows leaves it there
-_START = np.array([0.7, 0.6, 0.5, 100.0, 0.5, 1.0, 0.7, 0.002, 1e-5, 0.005])
-_XSCALE = np.array([0.1, 0.1, 0.1, 100.0, 0.1, 0.1, 0.1, 0.001, 1e-5, 0.001])
+_START = np.array([0.7, 0.6, 0.5, 100.0, 0.5, 1.0, 0.7, 0.002, 1e-5, 0.005, 0.1])
+_XSCALE = np.array([0.1, 0.1, 0.1, 100.0, 0.1, 0.1, 0.1, 0.001, 1e-5, 0.001, 0.1])
 F_SCALE = 0.1
 INTERVAL = (0.1, 0.9)
 

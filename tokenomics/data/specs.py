@@ -570,6 +570,12 @@ class Efficiency:
         Matrix products at a 4-bit floating-point compute format (NVFP4, MXFP4) run at
         ``mfu x fp4_mfu_scale``, (0, 1]: block-scaled FP4 GEMMs reach a smaller share of
         their (doubled) peak than FP8 and BF16 ones. Default 1.
+    expert_imbalance : float
+        Under expert parallelism (``ep > 1``) the busiest rank's routed-expert tokens exceed
+        the mean rank's by this fraction, >= 0, and that rank sets the step: the routed
+        experts' FLOPs and activation bytes are multiplied by :math:`1 + \iota` (their
+        weight bytes are not: every rank reads its own experts). Real routers are not
+        uniform (DeepSeek's EPLB exists to even out hot experts). Default 0.
     name : str
         The preset's name (``"calibrated"`` for the committed fit); not compared. Every
         result carries :attr:`label` so that a table says what produced it.
@@ -595,6 +601,7 @@ class Efficiency:
     attention_mfu_scale: float = 1.0
     request_overhead_s: float = 0.0
     fp4_mfu_scale: float = 1.0
+    expert_imbalance: float = 0.0
     name: str = field(default="", compare=False)
 
     @property
@@ -632,6 +639,10 @@ class Efficiency:
             v = getattr(self, name)
             if not (v >= 0.0 and math.isfinite(v)):
                 raise TokenomicsError(f"efficiency {name} must be >= 0 seconds, got {v!r}")
+        if not (self.expert_imbalance >= 0.0 and math.isfinite(self.expert_imbalance)):
+            raise TokenomicsError(f"efficiency expert_imbalance must be >= 0 (the busiest "
+                                  f"expert-parallel rank's excess load over the mean), got "
+                                  f"{self.expert_imbalance!r}")
         if not (self.expert_half_tokens >= 0.0 and math.isfinite(self.expert_half_tokens)):
             raise TokenomicsError(f"efficiency expert_half_tokens must be >= 0 tokens, got "
                                   f"{self.expert_half_tokens!r}")

@@ -52,6 +52,7 @@ _EXPORTS = {
     "overhead_s": ".engine",
     "step_seconds": ".engine",
     "compute_scale": ".engine",
+    "expert_load_factor": ".engine",
     "step_result": ".engine",
     "attention_pair_flops": ".formulas",
     "mla_absorbed_pair_flops": ".formulas",

@@ -221,6 +221,9 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
         p = attn_peak if op.name == "attn_core" else peak
         tc = op.flops / (n * p * compute_scale(dep, op))
         tm = op.bytes / (n * bw)
+        if op.name == "moe_experts" and (load := expert_load_factor(dep)) != 1.0:
+            tc = tc * load
+            tm = tm + (load - 1.0) * op.act_bytes / (n * bw)
         t = np.fmax(tc, tm)      # = max(tc, tm); tm alone where tc is NaN (no peak)
         if eff.overlap < 1.0:    # the unhidden part of the shorter term (none without a peak)
             t = t + (1.0 - eff.overlap) * np.where(np.isnan(tc), 0.0, np.minimum(tc, tm))
@@ -271,6 +274,21 @@ def compute_scale(dep: Deployment, op: OpCost) -> Any:
             2.0 * np.where(w > 0, w, 1.0))
         return fp4 * np.where(w > 0, m / (m + eff.expert_half_tokens), 1.0)
     return fp4
+
+
+def expert_load_factor(dep: Deployment) -> float:
+    r"""The busiest expert-parallel rank's routed-expert load over the mean rank's [-].
+
+    :math:`1 + \iota` with :math:`\iota` the efficiency's ``expert_imbalance`` when the
+    experts are spread over ``ep > 1`` ranks, else 1 (one rank holds every expert, and the
+    per-expert imbalance is already inside the grouped GEMM's efficiency). The routed
+    experts' FLOPs and activation bytes are timed at this factor; the step waits for the
+    slowest rank (DeepSeek-AI, "Expert Parallelism Load Balancer", github.com/deepseek-ai/EPLB,
+    2025, describes the imbalance it corrects).
+    """
+    if dep.ep <= 1:
+        return 1.0
+    return 1.0 + dep.efficiency.expert_imbalance
 
 
 def _fp4_scale(eff: Any, fmt: str) -> float:

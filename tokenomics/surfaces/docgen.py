@@ -86,10 +86,11 @@ def validation_page(out: Path) -> None:
 
 #: Why the worst held-out rows miss, by the cause they share (written after reading them).
 WORST_CAUSES = {
-    "qwen3": "Qwen3 MoE (128 small experts, top-8): the grouped expert GEMMs and routing of "
-             "many small experts run far below peak, most at NVFP4 on Blackwell, where the "
-             "FP4 peak is taken at face value; Blackwell is the only FP4 hardware, so a "
-             "format-specific efficiency cannot be learnt when it is held out",
+    "qwen3": "Qwen3 MoE (128 small experts, top-8; 768-wide experts in the 30B): the "
+             "grouped expert GEMMs, routing and token permutation of many small experts run "
+             "far below peak, and the single-B200 30B-A3B rows disagree among themselves "
+             "(GB200 at 1000/1000 is 0.68x B200 on the same chip); Blackwell holds the only "
+             "FP4 rows, so a fold without it cannot learn the FP4 efficiency",
     "mi300x": "AMD's MLPerf v4.1 harness (vLLM 0.4.3 on ROCm) reaches a smaller share of "
               "MI300X's peak than TensorRT-LLM of NVIDIA's; six rows from one source do not "
               "justify a per-vendor parameter",
@@ -100,8 +101,8 @@ WORST_CAUSES = {
              "MLPerf configs publish no token budget per step",
     "llama-4": "Llama 4 MoE at EP8 with attention data parallelism: the batch the runtime "
                "reached is not published (the forecast takes the memory fit under the "
-               "2,048 cap), and top-1 routing over 128 experts loads the EP ranks unevenly, "
-               "which the forecast does not model",
+               "per-rank caps), and one fitted expert_imbalance stands for every MoE's "
+               "uneven EP ranks, whatever its routing (top-1 of 128 here)",
     "deepseek": "DeepSeek's decode on EP144: its RDMA all-to-all (DeepEP) reaches more of the "
                 "scale-out links than the link efficiency fitted to NVLink all-reduces",
     "other": "cause not isolated",
@@ -167,6 +168,8 @@ def calibration_page(out: Path) -> None:
         ("step_overhead_s", e.step_overhead_s, "fixed time per step [s]"),
         ("layer_overhead_s", e.layer_overhead_s, "fixed time per layer per step [s]"),
         ("request_overhead_s", e.request_overhead_s, "fixed time before a first token [s]"),
+        ("expert_imbalance", e.expert_imbalance,
+         "busiest expert-parallel rank's excess routed-expert load over the mean"),
     ], columns=["parameter", "value", "meaning"])
     summary = calibration_summary(t)
     cvcols = [f"cv_{g}_error" for g in GROUPINGS]
@@ -178,7 +181,7 @@ def calibration_page(out: Path) -> None:
     cov = ", ".join(f"{g} {cal.cv[f'{g}_interval_coverage']:.0%}" for g in GROUPINGS)
     (out / "calibration.md").write_text(
         "# Calibration\n\n"
-        f"Ten parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
+        f"{len(params)} parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
         f"(`tokenomics calibrate --write measurements/calibrated.toml`, fitted {cal.date}); every row read as continuous "
         "batching in steady state (see `tokenomics.calibration.corpus`). MLPerf Inference "
         "v5.1 and later and the LMSYS/SGLang large-scale figures are reserved for "
