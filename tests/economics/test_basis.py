@@ -18,24 +18,19 @@ from tokenomics.economics.basis import (
 
 _CATALOG = Path(__file__).resolve().parents[2] / "hardware_catalog"
 
-#: Shipping devices without a dated neocloud/hyperscaler on-demand price in a stored source.
+#: Shipping devices with no price on the default basis: no dated rental (on-demand or a
+#: published estimate) and no purchase price with a TDP to own it at, in a stored source.
 UNPRICED = {
-    "cerebras-wse3": "sold as CS-3 systems and an API; no per-device rental price",
-    "groq-lpu": "sold as an API (tokens); no per-device rental price",
-    "gaudi3": "only Intel's 2024 kit list price (purchase); a search for IBM Cloud / Intel "
-              "Tiber Gaudi 3 hourly rates found availability news but no per-hour figure",
-    "h800": "only DeepSeek's assumed $2/hr (tier 'estimate'); not rented on-demand",
-    "tpu-ironwood": "Google Cloud per-chip on-demand price not found in a stored source",
-    "trainium3": "the stored instances.vantage.sh copy (tsaol/aws-gpu, 2026-01) lists no Trn3 "
-                 "instance; a '~$32/hr' figure found treats trn3.48xlarge as one chip (wrong)",
-    "h20": "only an analyst's average selling price ($12,000, purchase tier); searches for an "
-           "hourly H20 rental rate found none",
-    "mi250x": "only an undated MI250 (not MI250X) rate of $1.00/hr without its unit (per GPU "
-              "or per package); not used",
-    "ascend-910c": "searched Ascend 910C and CloudMatrix 384 rental and purchase prices; no "
-                   "stored page states one",
-    "gaudi2": "Databricks (2024-01) compared Intel Developer Cloud on-demand Gaudi 2 pricing, "
-              "but the stored copies show no figure; no other Gaudi 2 rate found",
+    "cerebras-wse3": "sold as CS-3 systems and an API; no per-device rental price, and the "
+                     "system prices found are undated or an analyst calculator's estimate",
+    "tpu-ironwood": "Google publishes no price: 'To get access to TPU7x, contact your account "
+                    "team' (docs.cloud.google.com/tpu/docs/tpu7x)",
+    "trainium3": "no AWS list price for a Trn3 instance in a stored source; the one per-core "
+                 "figure found calls itself 'an illustrative estimate'",
+    "mi250x": "only an undated $1.35/hour (Runcrate) and a 2024 RunPod rate for MI250, a "
+              "different part; not used",
+    "ascend-910c": "a reported purchase price ($28,000, 2024) but no published TDP to cost "
+                   "its power",
 }
 
 
@@ -53,7 +48,7 @@ def _shipping() -> list[str]:
 @pytest.mark.parametrize("hw_id", [h for h in _shipping() if h not in UNPRICED])
 def test_default_basis_prices_every_shipping_device(hw_id):
     p = price_on_basis(tk.hardware(hw_id))
-    assert p.tier in DEFAULT_PRICE_BASIS.tiers
+    assert p.tier in DEFAULT_PRICE_BASIS.tiers + ("tco",)   # tco: owned at a purchase price
     assert p.usd_per_device_hour > 0 and p.date and p.source
 
 
@@ -110,10 +105,47 @@ def test_bad_basis_names_what_is_wrong(bad):
 def test_as_price_basis_forms():
     assert as_price_basis(None) is DEFAULT_PRICE_BASIS
     assert as_price_basis("neocloud-spot").tiers == ("neocloud-spot",)
+    assert not as_price_basis("neocloud-spot").owned      # just the tiers named
     assert as_price_basis(["neocloud-spot", "estimate"]).tiers == ("neocloud-spot", "estimate")
     with pytest.raises(tk.TokenomicsError, match="price_basis must be"):
         as_price_basis(3.0)
-    assert DEFAULT_PRICE_BASIS.label == "neocloud-on-demand > hyperscaler-on-demand, latest"
+    assert DEFAULT_PRICE_BASIS.label == ("neocloud-on-demand > hyperscaler-on-demand > "
+                                         "estimate > owned, latest")
+    assert PriceBasis("neocloud-spot", owned=False).label == "neocloud-spot, latest"
+    with pytest.raises(tk.TokenomicsError, match="owned must be True or False"):
+        PriceBasis(owned="yes")
+
+
+def test_the_default_basis_prices_new_devices_from_their_sources():
+    # Intel Tiber AI Cloud, 2025-02-28: 8-card instances at $19.92 (Gaudi 3) and $10.40
+    # (Gaudi 2) an hour on demand, per card $2.49 and $1.30
+    g3, g2 = price_on_basis("gaudi3"), price_on_basis("gaudi2")
+    assert (g3.usd_per_device_hour, g3.tier, g3.date) == (19.92 / 8, "neocloud-on-demand",
+                                                          "2025-02-28")
+    assert g2.usd_per_device_hour == pytest.approx(10.40 / 8)
+    # H800: DeepSeek's assumed $2 per GPU-hour (V3 technical report), tier "estimate"
+    assert (price_on_basis("h800").usd_per_device_hour, price_on_basis("h800").tier) == \
+        (2.0, "estimate")
+
+
+def test_a_device_no_one_rents_is_priced_by_owning_it():
+    # H20: $12,000 (SemiAnalysis' average selling price) over Amazon's 5-year server life,
+    # with the 15% networking share (S44), plus 400 W x PUE 1.56 x $0.0892/kWh:
+    # 12000 / 0.85 / (5 x 8760) + 0.4 x 1.56 x 0.0892 = 0.32228 + 0.05566 = $0.3779 an hour
+    p = price_on_basis("h20")
+    assert p.tier == "tco" and p.date == "2024-07"
+    assert p.usd_per_device_hour == pytest.approx(12000 / 0.85 / (5 * 8760)
+                                                  + 0.4 * 1.56 * 0.0892, rel=1e-12)
+    assert "owned: purchase $12,000 over 5 years at 400 W" in p.note
+    # GroqCard: $20,000 from Mouser (2024) at ~300 W
+    assert price_on_basis("groq-lpu").usd_per_device_hour == pytest.approx(
+        20000 / 0.85 / (5 * 8760) + 0.3 * 1.56 * 0.0892, rel=1e-12)
+    # owning is a fallback that can be switched off
+    with pytest.raises(tk.NotPublishedError, match="owned=False"):
+        price_on_basis("h20", PriceBasis(owned=False))
+    # a purchase price without a TDP names what is missing
+    with pytest.raises(tk.NotPublishedError, match=r"\$28,000, 2024-08\) but no published TDP"):
+        price_on_basis("ascend-910c")
 
 
 def test_mixing_tiers_warns_naming_the_devices():

@@ -50,10 +50,12 @@ def test_with_efficiency_applies_a_preset_or_keeps_the_deployments_own():
 def test_device_price_from_the_mapping_else_the_catalog_else_nan():
     assert device_price_usd_per_hour(D, {"h100-sxm": 2.5}) == 2.5
     # DeepSeek's own assumption for an H800-hour, as the catalog records it: $2, tier
-    # "estimate", so not on the default (on-demand) basis: NaN there, $2 on an estimate basis.
+    # "estimate": the default basis reads it after the on-demand tiers; an on-demand basis
+    # has no price for it (NaN)
     h800 = tk.Deployment("llama-3.1-8b", "h800")
-    assert math.isnan(device_price_usd_per_hour(h800, None))
+    assert device_price_usd_per_hour(h800, None) == 2.0
     assert device_price_usd_per_hour(h800, None, "estimate") == 2.0
+    assert math.isnan(device_price_usd_per_hour(h800, None, "neocloud-on-demand"))
     nopr = D.with_(hardware=D.hardware.with_(prices=()))
     assert math.isnan(device_price_usd_per_hour(nopr, None))
 

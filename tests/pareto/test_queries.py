@@ -118,7 +118,8 @@ def test_cheapest_at_over_h200_b200_mi300x_needs_no_prices_and_names_its_basis()
         warnings.simplefilter("error")      # all three on neocloud on-demand: no warning
         r = cheapest_at(deps, 30, 4096)
     assert r.price_tier == "neocloud-on-demand" and r.price_date
-    assert r.attrs["price_basis"] == "neocloud-on-demand > hyperscaler-on-demand, latest"
+    assert r.attrs["price_basis"] == ("neocloud-on-demand > hyperscaler-on-demand > estimate > "
+                                      "owned, latest")
     # the winner's cost is its price over its throughput, by hand
     assert r.cost_usd_per_mtok == pytest.approx(
         r.price_usd_per_device_hour / 3600 / r.tokens_per_s_per_device * 1e6)

@@ -64,6 +64,7 @@ _EXPORTS = {
     "Hardware": ".specs",
     "rental_price": ".rentals",
     "latest_rental": ".rentals",
+    "latest_purchase": ".rentals",
     "rentals_listed": ".rentals",
     "Attention": ".specs",
     "LinearAttention": ".specs",

@@ -77,3 +77,14 @@ def latest_rental(hw: Hardware, tier: str | None = None,
 def rentals_listed(hw: Hardware) -> str:
     """The rental prices a device has, as ``"tier date, ..."`` for error messages."""
     return ", ".join(f"{p.tier} {p.date}" for p in hw.prices if p.per_hour) or "none"
+
+
+def latest_purchase(hw: Hardware, on_or_before: str | None = None) -> Price | None:
+    """The latest one-off purchase price of a device [USD per device] dated on or before a
+    date (the rule of :func:`latest_rental`); None when the catalog has none."""
+    if on_or_before is not None and not isinstance(on_or_before, str):
+        raise TokenomicsError(f"on_or_before must be a YYYY[-MM[-DD]] string or None, got "
+                              f"{on_or_before!r}")
+    found = [p for p in hw.prices if not p.per_hour and p.tier == "purchase"
+             and (on_or_before is None or p.date <= on_or_before)]
+    return sorted(found, key=lambda p: p.date)[-1] if found else None

@@ -9,6 +9,8 @@ Modules
     Provider API prices: the price catalog, blended prices, margins, a serving day's books.
 ``basis``
     One price basis for comparing devices: which rental tier, and which date, a price is read at.
+``ownership``
+    Owning a device instead of renting it: its hourly cost from a purchase price.
 ``cost``
     Token economics: cost per million tokens (rental or total cost of ownership), energy per
 ``retention``
@@ -27,11 +29,11 @@ _EXPORTS = {
     "as_price_basis": ".basis",
     "price_on_basis": ".basis",
     "warn_if_mixed_tiers": ".basis",
-    "HOURS_PER_YEAR": ".cost",
+    "HOURS_PER_YEAR": ".ownership",
     "cost_per_million_tokens": ".cost",
-    "default_assumptions": ".cost",
-    "Ownership": ".cost",
-    "tco_usd_per_device_hour": ".cost",
+    "default_assumptions": ".ownership",
+    "Ownership": ".ownership",
+    "tco_usd_per_device_hour": ".ownership",
     "DeploymentCost": ".cost",
     "device_hour_price": ".cost",
     "device_hour_usd": ".cost",
@@ -56,6 +58,6 @@ _EXPORTS = {
     "RetentionOccupancy": ".retention",
     "retention_policy": ".retention",
 }
-_MODULES = ('api_prices', 'basis', 'cost', 'retention',)
+_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'retention',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -10,16 +10,8 @@ The identity at the heart of it: a device rented at :math:`p` USD per hour produ
 .. math:: c = \\frac{p}{3600\\, r} \\times 10^6 \\quad \\text{USD per million tokens}.
 
 Prefill (input) and decode (output) tokens use the hardware differently, so each is costed at
-its own throughput. A total cost of ownership turns a purchase into an hourly price:
-
-.. math::
-   p = \\frac{P_\\mathrm{cap}}{8760} \\cdot \\frac{r_c}{1 - (1 + r_c)^{-n}}
-       + \\frac{W \\, u \\, \\mathrm{PUE} \\, e}{1000} + p_\\mathrm{facility}
-
-with :math:`P_\\mathrm{cap}` the device's capital (purchase plus its share of networking),
-:math:`r_c` the annual cost of capital (an annuity; straight-line :math:`1/n` when 0),
-:math:`n` years, power :math:`W` [W] at utilisation :math:`u`, and electricity :math:`e`
-[USD/kWh].
+its own throughput. A purchase becomes an hourly price in
+:mod:`tokenomics.economics.ownership`.
 
 Energy per token is device power times utilisation times PUE over throughput
 (:func:`energy_per_token`).
@@ -34,28 +26,23 @@ References
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import (
-    CatalogError,
     NotPublishedError,
     TokenomicsError,
 )
 from tokenomics.data.boundary import inputs
-from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware
 from tokenomics.data.workload import accepts_legacy_forms
 from tokenomics.economics.basis import BasisPrice, price_on_basis
+from tokenomics.economics.ownership import Ownership, tco_usd_per_device_hour
 from tokenomics.physics.step import decode, prefill
-
-HOURS_PER_YEAR = 8760.0
 
 
 # ---- The identity --------------------------------------------------------------------------
@@ -87,182 +74,6 @@ def cost_per_million_tokens(usd_per_device_hour: Any, tokens_per_s_per_device: A
     r = V.positive(tokens_per_s_per_device, "tokens_per_s_per_device", "token/s")
     V.together(usd_per_device_hour=p, tokens_per_s_per_device=r)
     return V.scalar_or_array(p / (3600.0 * r) * 1e6)
-
-
-# ---- Hourly price of a device: rental tiers or total cost of ownership ---------------------
-@lru_cache(maxsize=1)
-def _assumptions() -> dict[str, float]:
-    folder = catalog_dir("price_catalog")
-    path = folder / "assumptions.toml"
-    src = data_sources(folder)
-    data = read_toml(path)
-    spec = {"pue": ("count", 1.0, 3.0), "electricity_price": ("USD/kWh", 0.001, 2.0),
-            "networking_share": ("count", 0.0, 0.9)}
-    out = {}
-    for k, (unit, lo, hi) in spec.items():
-        if k not in data:
-            raise CatalogError(f"{path}: field {k}: required key is missing")
-        out[k] = sourced_quantity(data[k], k, path, unit, lo, hi, src)
-    unknown = set(data) - set(spec)
-    if unknown:
-        raise CatalogError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}")
-    return out
-
-
-def default_assumptions() -> dict[str, float]:
-    """Sourced cost-of-ownership defaults (``price_catalog/assumptions.toml``).
-
-    Returns
-    -------
-    dict
-        ``pue`` [1], ``electricity_price`` [USD/kWh], ``networking_share`` [1].
-    """
-    return dict(_assumptions())
-
-
-_OWN_UNITS = {"purchase_usd": "USD", "amortisation_years": "year", "power_w": "W",
-              "electricity_usd_per_kwh": "USD/kWh", "facility_usd_per_device_hour": "USD/hour"}
-
-
-@dataclass(frozen=True)
-class Ownership:
-    """Owning a device instead of renting it: the terms its hourly cost follows from.
-
-    Attributes
-    ----------
-    purchase_usd : float
-        Price of the device (its share of a server) [USD], >= 0.
-    amortisation_years : float
-        Years over which the capital is recovered, > 0.
-    power_w : float, optional
-        Device power [W] (TDP, or an all-in figure per device), >= 0; :func:`deployment_cost`
-        fills in the hardware's TDP when it is not given.
-    utilisation : float
-        Average fraction of that power drawn, (0, 1]; default 1.
-    cost_of_capital : float
-        Annual rate, in [0, 1] (0, the default: straight-line depreciation).
-    pue : float, optional
-        Power usage effectiveness >= 1; default the sourced industry average (1.56).
-    electricity_usd_per_kwh : float, optional
-        [USD/kWh], >= 0; default the sourced figure (0.0892 USD/kWh).
-    networking_share : float, optional
-        Networking's share of cluster capital, [0, 1); the device's capital is
-        ``purchase / (1 - share)``. Default the sourced 0.15 (S44).
-    facility_usd_per_device_hour : float
-        Facility (space, cooling plant, staff) per device-hour [USD/hour], >= 0; default 0.
-
-    Raises
-    ------
-    TokenomicsError
-        Naming the first term out of its range.
-
-    Examples
-    --------
-    >>> Ownership(25_000, 4, 700).cost_of_capital
-    0.0
-    """
-
-    purchase_usd: float
-    amortisation_years: float
-    power_w: float | None = None
-    utilisation: float = 1.0
-    cost_of_capital: float = 0.0
-    pue: float | None = None
-    electricity_usd_per_kwh: float | None = None
-    networking_share: float | None = None
-    facility_usd_per_device_hour: float = 0.0
-
-    def __post_init__(self) -> None:
-        ranges = [("purchase_usd", 0, math.inf, True), ("amortisation_years", 0, math.inf, False),
-                  ("power_w", 0, math.inf, True), ("cost_of_capital", 0, 1, True),
-                  ("electricity_usd_per_kwh", 0, math.inf, True),
-                  ("facility_usd_per_device_hour", 0, math.inf, True)]
-        if self.utilisation is None or self.purchase_usd is None or \
-                self.amortisation_years is None:
-            raise TokenomicsError("Ownership needs purchase_usd, amortisation_years and a "
-                                  "utilisation in (0, 1] (numbers, not None)")
-        for name in ("utilisation", "pue", "networking_share", *(r[0] for r in ranges)):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, V.single_amount(getattr(self, name), name,
-                                                               _OWN_UNITS.get(name, "dimensionless")))
-        for name, lo, hi, closed in ranges:
-            v = getattr(self, name)
-            if v is not None and not (math.isfinite(v) and (v >= lo if closed else v > lo)
-                                      and v <= hi):
-                raise TokenomicsError(f"{name} must be {'>=' if closed else '>'} {lo}"
-                                      + (f" and <= {hi}" if math.isfinite(hi) else "")
-                                      + f", got {v!r}")
-        if not (0 < self.utilisation <= 1):
-            raise TokenomicsError(f"utilisation must be in (0, 1], got {self.utilisation!r}")
-        if self.pue is not None and not (self.pue >= 1):
-            raise TokenomicsError(f"pue must be >= 1, got {self.pue!r}")
-        if self.networking_share is not None and not (0 <= self.networking_share < 1):
-            raise TokenomicsError(
-                f"networking_share must be in [0, 1), got {self.networking_share!r}")
-
-
-_TCO_01 = ("purchase_usd", "amortisation_years", "power_w", "utilisation", "cost_of_capital",
-           "pue", "electricity_usd_per_kwh", "networking_share", "facility_usd_per_device_hour")
-
-
-@accepts_legacy_forms(_TCO_01, dict(utilisation=1.0, cost_of_capital=0.0, pue=None,
-                                    electricity_usd_per_kwh=None, networking_share=None,
-                                    facility_usd_per_device_hour=0.0),
-                      lambda a: dict(ownership=Ownership(**a)), "ownership", Ownership)
-def tco_usd_per_device_hour(ownership: Ownership) -> float:
-    """Hourly cost of owning and running one device [USD/hour].
-
-    Release 0.1's form ``tco_usd_per_device_hour(purchase_usd, amortisation_years, power_w,
-    utilisation=1.0, cost_of_capital=0.0, pue=None, electricity_usd_per_kwh=None,
-    networking_share=None, facility_usd_per_device_hour=0.0)`` still works: its arguments
-    are an :class:`Ownership`.
-
-    Parameters
-    ----------
-    ownership : Ownership
-        The terms; ``power_w`` must be given.
-
-    Returns
-    -------
-    float
-        [USD/hour]
-
-    Notes
-    -----
-    See the module formula. An annuity with rate :math:`r_c` over :math:`n` years repays
-    :math:`P r_c / (1 - (1 + r_c)^{-n})` a year.
-
-    References
-    ----------
-    .. [1] R. A. Brealey, S. C. Myers, F. Allen, "Principles of Corporate Finance", ch. 2
-       (annuities).
-    .. [2] Uptime Institute, Global Data Center Survey 2024 (PUE).
-
-    Examples
-    --------
-    >>> # $25,000 over 4 years, no financing, 700 W, PUE 1.5 at $0.10/kWh, no networking:
-    >>> round(tco_usd_per_device_hour(Ownership(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0)), 4)
-    0.8185
-    >>> round(tco_usd_per_device_hour(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0), 4)  # 0.1 form
-    0.8185
-    """
-    if not isinstance(ownership, Ownership):
-        raise TokenomicsError(f"ownership must be an Ownership (purchase, years, power...), got "
-                              f"{type(ownership).__name__}")
-    o = ownership
-    if o.power_w is None:
-        raise TokenomicsError("power_w is required to cost ownership per hour: the device's "
-                              "power [W] (deployment_cost takes the hardware's TDP)")
-    a = _assumptions()
-    pue = a["pue"] if o.pue is None else o.pue
-    e = a["electricity_price"] if o.electricity_usd_per_kwh is None else \
-        o.electricity_usd_per_kwh
-    net = a["networking_share"] if o.networking_share is None else o.networking_share
-    capital = o.purchase_usd / (1.0 - net)
-    r, n = o.cost_of_capital, o.amortisation_years
-    per_year = capital / n if r == 0 else capital * r / (1.0 - (1.0 + r) ** (-n))
-    energy = o.power_w * o.utilisation * pue / 1000.0 * e
-    return float(per_year / HOURS_PER_YEAR + energy + o.facility_usd_per_device_hour)
 
 
 # ---- Cost of a deployment, per phase -------------------------------------------------------

@@ -39,7 +39,7 @@ def _api_prices() -> str:
 
 
 def _assumptions() -> str:
-    from tokenomics.economics.cost import default_assumptions
+    from tokenomics.economics.ownership import default_assumptions
 
     return f"{len(default_assumptions())} cost-of-ownership defaults"
 
