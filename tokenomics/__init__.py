@@ -72,7 +72,8 @@ _TOP = {
         "tco_usd_per_device_hour",
     ),
     "calibration": (
-        "calibration_report", "efficiency_presets", "forecast_interval", "load_measurements",
+        "calibration_report", "transfer_report", "efficiency_presets", "forecast_interval",
+        "load_measurements",
         "measured_vs_bound",
     ),
     "pareto": (

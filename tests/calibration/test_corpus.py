@@ -21,8 +21,11 @@ ROWS = {r.id: r for r in load_corpus()}
 
 
 def test_the_corpus_holds_the_220_public_rows_and_deepseeks_two_none_reserved_or_v5_1():
-    assert len(ROWS) == 222
+    assert len(ROWS) == 473
     assert sum(r.id.startswith("P") for r in ROWS.values()) == 220
+    # ML.ENERGY Leaderboard V3 (vLLM): 251 runs of catalog models, none fitted
+    me = [r for r in ROWS.values() if r.source_group == "mlenergy-v3"]
+    assert len(me) == 251 and not any(r.fitted for r in me)
     assert {r.id for r in ROWS.values() if r.source_group == "deepseek-open-infra"} == \
         {"DS-D1", "DS-P1"}
     for r in ROWS.values():

@@ -89,9 +89,13 @@ def test_forecast_within_bound_and_intervals_contain_it(report):
 
 
 def test_excluded_rows_say_why():
-    ex = excluded_rows()
-    assert list(ex.id) == ["DS-P1"]
-    assert "bound check only" in ex.reason.iloc[0]
+    ex = excluded_rows().set_index("id")
+    # DeepSeek's prefill (dual micro-batch overlap) and the 251 ML.ENERGY vLLM runs, kept
+    # out of the fit as an engine-transfer check
+    assert len(ex) == 252 and "DS-P1" in ex.index
+    assert "bound check only" in ex.reason["DS-P1"]
+    me = ex[ex.index.str.startswith("ME")]
+    assert len(me) == 251 and me.reason.str.contains("engine-transfer check, not fitted").all()
 
 
 def test_presets():
@@ -219,3 +223,18 @@ def test_write_goes_where_the_user_says_never_into_the_install(tmp_path, monkeyp
     with pytest.raises(tk.TokenomicsError, match="refusing to rewrite the installed package"):
         cal_mod.write_calibration(fake_install / "calibrated.toml")
     cal_mod.committed.cache_clear()
+
+
+def test_transfer_report_covers_the_unfitted_vllm_runs_and_none_beats_the_bound():
+    from tokenomics.calibration import transfer_report
+
+    t = transfer_report()
+    # the 251 ML.ENERGY V3 runs: mean TPOT at the measured concurrency, a time per token
+    assert len(t) == 251 and set(t.metric) == {"server_tpot_at_concurrency"}
+    assert (t.measured >= t.bound).all()            # the bound is a lower bound on time
+    # the roofline preset is the bound read at the same concurrency: never slower than it
+    assert (t.roofline <= t.measured * 1.0000001).all()
+    with pytest.raises(tk.TokenomicsError, match="no unfitted corpus rows of source 'x'"):
+        transfer_report("x")
+    with pytest.raises(tk.TokenomicsError, match="source_group must be"):
+        transfer_report(3)

@@ -151,4 +151,4 @@ def test_the_bundled_data_validates_whole(capsys):
                            "measurements", "corpus", "calibration"}
     assert t.ok.all(), t[~t.ok].detail.tolist()
     assert main([]) == 0
-    assert "ok: corpus: 222 corpus rows" in capsys.readouterr().out
+    assert "ok: corpus: 473 corpus rows" in capsys.readouterr().out

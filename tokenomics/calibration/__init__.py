@@ -41,6 +41,7 @@ _EXPORTS = {
     "fit": ".fitting",
     "fit_design": ".fitting",
     "grouped_cv": ".fitting",
+    "transfer_report": ".fitting",
     "calibration_summary": ".fitting",
     "UNEXPRESSED": ".fitting",
     "Design": ".design",

@@ -346,6 +346,57 @@ def calibration_summary(report: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
+def transfer_report(source_group: str = "mlenergy-v3") -> pd.DataFrame:
+    """The committed forecast on a source's rows that the fit never saw (``fitted`` False).
+
+    Parameters
+    ----------
+    source_group : str
+        Default ``"mlenergy-v3"``: 251 vLLM runs of the ML.ENERGY Leaderboard V3 (H100 and
+        B200), an engine the fit (TensorRT-LLM, MLPerf) does not model.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``id``, ``model``, ``hardware``, ``moe``, ``concurrency``, ``metric``, ``measured``,
+        ``bound``, ``forecast`` (the committed calibration), ``roofline`` (the roofline
+        preset), ``error`` and ``roofline_error`` (:math:`|\\hat y / y - 1|`), and
+        ``interval_holds`` (the committed 80% interval around the forecast holds the row).
+
+    Raises
+    ------
+    TokenomicsError
+        When the source has no unfitted row.
+
+    Notes
+    -----
+    Nothing here is fitted to or tuned on: the parameters are the committed ones, fitted to
+    :func:`calibration_rows` only.
+    """
+    from tokenomics.calibration.corpus import forecast as corpus_forecast
+
+    if not isinstance(source_group, str):
+        raise TokenomicsError(f"source_group must be a corpus source name (a string such as "
+                              f"'mlenergy-v3'), got {source_group!r}")
+    rows = [r for r in load_corpus() if r.source_group == source_group and not r.fitted
+            and r.pool != "prefill"]
+    if not rows:
+        raise TokenomicsError(f"no unfitted corpus rows of source {source_group!r}")
+    cal = committed()
+    f = np.array([corpus_forecast(r, cal.efficiency) for r in rows])
+    ro = np.array([corpus_forecast(r, ROOFLINE) for r in rows])
+    y = np.array([r.measured for r in rows])
+    speedy = np.array([r.kind == "speed" for r in rows])
+    ratio = np.where(speedy, y / f, f / y)          # measured / forecast, as speeds
+    return pd.DataFrame(dict(
+        id=[r.id for r in rows], model=[r.model for r in rows],
+        hardware=[r.hardware for r in rows], moe=[_is_moe(r) for r in rows],
+        concurrency=[r.batch_per_device for r in rows], metric=[r.metric for r in rows],
+        measured=y, bound=[bound(r) for r in rows], forecast=f, roofline=ro,
+        error=np.abs(f / y - 1), roofline_error=np.abs(ro / y - 1),
+        interval_holds=(ratio >= cal.ratio_low) & (ratio <= cal.ratio_high)))
+
+
 def forecast_interval(speed: Any, bound: Any) -> tuple[Any, Any]:
     """Prediction interval of a calibrated speed [token/s], fast end capped at the bound.
 

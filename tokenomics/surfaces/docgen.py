@@ -140,6 +140,37 @@ def _calibration_figure(t: Any, img: Path) -> None:
     fig.savefig(img / "calibration.png", dpi=100)
 
 
+def _transfer_summary() -> Any:
+    """Median error of the forecast and the roofline preset on the unfitted vLLM runs."""
+    from tokenomics.calibration import transfer_report
+
+    t = transfer_report()
+    parts = {"all": t.index == t.index, "dense": ~t.moe, "moe": t.moe,
+             "concurrency <= 64": t.concurrency <= 64, "concurrency > 256": t.concurrency > 256}
+    return pd.DataFrame([dict(slice=k, rows=int(m.sum()), forecast=t.error[m].median(),
+                              roofline=t.roofline_error[m].median(),
+                              interval_holds=t.interval_holds[m].mean())
+                         for k, m in parts.items()])
+
+
+def _parameter_table(e: Any) -> Any:
+    """The committed efficiency parameters with what each means."""
+    return pd.DataFrame([
+        ("mbu", e.mbu, "achieved fraction of memory bandwidth"),
+        ("mfu", e.mfu, "achieved fraction of dense peak in GEMMs"),
+        ("overlap", e.overlap, "share of an operator's shorter roofline term hidden"),
+        ("expert_half_tokens", e.expert_half_tokens, "tokens per expert at half of mfu"),
+        ("attention_mfu_scale", e.attention_mfu_scale, "attention kernels' fraction of mfu"),
+        ("fp4_mfu_scale", e.fp4_mfu_scale, "4-bit (NVFP4) GEMMs' fraction of mfu"),
+        ("link_efficiency", e.link_efficiency, "achieved fraction of link bandwidth"),
+        ("step_overhead_s", e.step_overhead_s, "fixed time per step [s]"),
+        ("layer_overhead_s", e.layer_overhead_s, "fixed time per layer per step [s]"),
+        ("request_overhead_s", e.request_overhead_s, "fixed time before a first token [s]"),
+        ("expert_imbalance", e.expert_imbalance,
+         "busiest expert-parallel rank's excess routed-expert load over the mean"),
+    ], columns=["parameter", "value", "meaning"])
+
+
 def calibration_page(out: Path) -> None:
     """The fit, its grouped cross-validated error beside the roofline's, the worst rows."""
     from tokenomics.calibration import (
@@ -156,21 +187,7 @@ def calibration_page(out: Path) -> None:
     img = out / "img"
     img.mkdir(exist_ok=True)
     _calibration_figure(t, img)
-    e = cal.efficiency
-    params = pd.DataFrame([
-        ("mbu", e.mbu, "achieved fraction of memory bandwidth"),
-        ("mfu", e.mfu, "achieved fraction of dense peak in GEMMs"),
-        ("overlap", e.overlap, "share of an operator's shorter roofline term hidden"),
-        ("expert_half_tokens", e.expert_half_tokens, "tokens per expert at half of mfu"),
-        ("attention_mfu_scale", e.attention_mfu_scale, "attention kernels' fraction of mfu"),
-        ("fp4_mfu_scale", e.fp4_mfu_scale, "4-bit (NVFP4) GEMMs' fraction of mfu"),
-        ("link_efficiency", e.link_efficiency, "achieved fraction of link bandwidth"),
-        ("step_overhead_s", e.step_overhead_s, "fixed time per step [s]"),
-        ("layer_overhead_s", e.layer_overhead_s, "fixed time per layer per step [s]"),
-        ("request_overhead_s", e.request_overhead_s, "fixed time before a first token [s]"),
-        ("expert_imbalance", e.expert_imbalance,
-         "busiest expert-parallel rank's excess routed-expert load over the mean"),
-    ], columns=["parameter", "value", "meaning"])
+    params = _parameter_table(cal.efficiency)
     summary = calibration_summary(t)
     cvcols = [f"cv_{g}_error" for g in GROUPINGS]
     t["worst_held_out_error"] = t[cvcols].max(axis=1)
@@ -196,6 +213,11 @@ def calibration_page(out: Path) -> None:
         "![calibration](img/calibration.png)\n\n## The ten worst held-out rows\n\n"
         + _md_table(worst[["id", "model", "hardware", "metric", "measured", "forecast",
                            "worst_held_out_error", "reason"]])
+        + "\n## Engine transfer: 251 vLLM runs never fitted\n\n"
+        "The ML.ENERGY Leaderboard V3 (vLLM on H100 and B200, `source_group` `mlenergy-v3`) is "
+        "in the corpus but not in the fit: `tk.transfer_report()` forecasts each run with the "
+        "committed parameters. Median |forecast / measured - 1|:\n\n"
+        + _md_table(_transfer_summary())
         + "\n## Not fitted\n\n" + _md_table(excluded_rows())
         + "\n## Every row\n\n" + _md_table(t.drop(columns=["worst_held_out_error"])))
 
