@@ -30,10 +30,11 @@ What is exact and what is fixed at export
 * Exact for any context: the attention core (pairs, KV reads, windows: sliding
   ``MIN(C+1,W)``, chunked ``MOD(C,W)+1``; MLA as the cheaper of absorbed and expanded) and
   the KV memory (:math:`\\sum_g n_g \\min(C, W_g)` tokens) are formulas of the context cell.
-* Fixed at the exported batch: the communication time (an input cell computed by
-  :func:`tokenomics.step_comm`; collectives are affine in the message with an algorithm
-  switch, so it is not re-derived in the sheet). It is zero for ``tp = pp = 1``. Re-export,
-  or overwrite that cell, after changing the batch of a parallel deployment.
+* Exact for any batch, communication included: each collective kind of
+  :func:`tokenomics.step_comm` is :math:`t_0 + t_1 b` (latency floors and per-call overhead,
+  plus message bytes per sequence over the link bandwidth), read off the library and checked
+  affine at five batches; an automatic all-reduce is the ``MIN`` over its four algorithms,
+  as the library takes the fastest. Zero for ``tp = pp = 1``.
 * Structural, not live: ``tp``, ``pp``, formats and the model. The per-device coefficients
   already include the ``tp`` split; changing the ``tp`` cell does not re-shard.
 
@@ -160,15 +161,16 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     memory bandwidth, MBU, capacity, usable fraction, tp, pp, batch, context, memory terms,
     KV bytes per token per layer on a tp shard, window groups, attention coefficients, each
     operator's FLOPs per sequence and fixed/per-sequence bytes per device, MoE experts,
-    communication, overhead, price, TDP) and an *Outputs* section (formulas: ridge point,
+    each collective's fixed and per-sequence time, overhead, price, TDP) and an *Outputs* section (formulas: ridge point,
     micro-batch, KV tokens held, attention work, one row per operator time
-    ``MAX(compute, memory)``, the roofline ``SUM``, exposed communication, step time,
+    ``MAX(compute, memory)``, the roofline ``SUM``, each collective's time and their sum,
+    exposed communication, step time,
     tokens/s per user and per device, KV bytes, memory total and usable, ``fits``
     (``IF(total<=usable,1,0)``), ``max batch`` (``INT``), USD per million tokens, joules per
     token at TDP). Numbers are written with full precision (``repr`` of floats). The sheet
     reproduces :func:`tokenomics.decode` (``step_time_s``, tokens/s), :func:`memory_fit`,
-    :func:`max_batch`, :func:`ridge_point` and :func:`cost_per_million_tokens` to rounding;
-    see the module notes for what is fixed at the exported batch (communication).
+    :func:`max_batch`, :func:`ridge_point` and :func:`cost_per_million_tokens` to rounding,
+    at any batch and context typed into the sheet (module notes).
 
     Examples
     --------
@@ -222,6 +224,7 @@ class _SizingSheet(Worksheet):
         self.costs = {b: {o.name: o for o in step_costs(dep, b, 1.0, context, 1.0)}
                       for b in _PROBE}
         self.core: tuple[Any, Any] = (None, None)
+        self.comm: list[tuple[str, list[tuple[Any, Any]]]] = []
 
     @property
     def mla(self) -> bool:
@@ -401,15 +404,11 @@ def _expert_bytes(s: _SizingSheet) -> tuple[Any, Any]:
 
 
 def _step_inputs(s: _SizingSheet, price: float | None, price_note: str) -> None:
-    """Per-step inputs: communication (fixed at the exported batch), overlap, overhead,
-    price and TDP (the last two only where known)."""
+    """Per-step inputs: each collective's coefficients, overlap, overhead, price and TDP (the
+    last two only where known)."""
     dep, c = s.dep, s.c
     hw = dep.hardware
-    comm = sum((_num(x.time_s) for x in step_comm(dep, s.B / dep.pp, 1.0, 1.0, "decode")), 0.0)
-    c["comm"] = s.value("communication time per step", comm, "s",
-                        f"computed by tokenomics.step_comm at batch {s.B:g} and NOT recomputed "
-                        "here (0 for tp = pp = 1): re-export or overwrite after changing the "
-                        "batch")
+    _comm_inputs(s)
     c["overlap"] = s.value("communication overlap", dep.comm_overlap, "1",
                            "fraction hidden behind compute and memory time")
     c["ovh"] = s.value("overhead per step", overhead_s(dep), "s",
@@ -417,6 +416,49 @@ def _step_inputs(s: _SizingSheet, price: float | None, price_note: str) -> None:
     c["price"] = (s.value("price per device-hour", price, "USD/hour", price_note)
                   if price is not None else None)
     c["tdp"] = s.value("TDP", hw.tdp_w, "W", "one device") if hw.tdp_w is not None else None
+
+
+#: Micro-batches at which each collective's time is read off and checked to be affine.
+_COMM_PROBE = (1.0, 2.0, 4.0, 64.0, 1000.0)
+
+
+def _kind_times(dep: Deployment, b: float) -> dict[str, float]:
+    return {x.name: _num(x.time_s) for x in step_comm(dep, b, 1.0, 1.0, "decode")}
+
+
+def _affine(dep: Deployment, kind: str) -> tuple[float, float]:
+    """(fixed, per-sequence) time of one collective kind: :math:`t(b) = t_0 + t_1 b`."""
+    t = {b: _kind_times(dep, b)[kind] for b in _COMM_PROBE}
+    t1 = t[2.0] - t[1.0]
+    t0 = t[1.0] - t1
+    for b, v in t.items():
+        if not _close(t0 + t1 * b, v, 1e-9):
+            raise NotImplementedError(f"{kind} on {dep.hardware.id}: its time is not affine in "
+                                      "the batch, so the sheet cannot carry it as a formula")
+    return t0, t1
+
+
+def _comm_inputs(s: _SizingSheet) -> None:
+    """Each collective kind's time as :math:`t_0 + t_1 b` (per algorithm for an automatic
+    all-reduce, the sheet taking the fastest: ``MIN``), read off
+    :func:`tokenomics.step_comm`; ``s.comm`` keeps the (kind, [(t0, t1) cells]) pairs."""
+    from tokenomics.physics.collectives import ALGORITHMS
+
+    dep = s.dep
+    s.comm = []
+    for kind in _kind_times(dep, 1.0):
+        auto = kind.endswith("allreduce") and dep.allreduce_algorithm == "auto"
+        variants = [(a, dep.with_(allreduce_algorithm=a)) for a in ALGORITHMS] if auto \
+            else [("", dep)]
+        cells = []
+        for alg, d in variants:
+            t0, t1 = _affine(d, kind)
+            tag = f"{kind}{' ' + alg if alg else ''}"
+            cells.append((s.value(f"{tag}: fixed time", t0, "s",
+                                  "latency floors and per-call overhead (tokenomics.step_comm)"),
+                          s.value(f"{tag}: time per sequence", t1, "s",
+                                  "message bytes per sequence / link bandwidth")))
+        s.comm.append((kind, cells))
 
 
 # ---------------------------------------------------------------- outputs
@@ -498,7 +540,7 @@ def _time_outputs(s: _SizingSheet) -> None:
                                "max(compute, memory) of the operator (roofline_step_time)"))
     roof = s.formula("roofline time", f"=SUM({cells[0]}:{cells[-1]})", "s",
                      "sum over operators of max(compute, memory)")
-    comm = c["comm"]
+    comm = _comm_outputs(s)
     comm_x = s.formula("exposed communication", comm - sp.Min(c["overlap"] * comm, roof), "s",
                        "communication minus what overlap hides")
     step = s.formula("step time", roof + comm_x + c["ovh"], "s",
@@ -506,6 +548,24 @@ def _time_outputs(s: _SizingSheet) -> None:
     c["tps"] = s.formula("tokens/s per device", c["B"] / step / c["n"], "token/s",
                          "batch / step / devices")
     s.formula("tokens/s per user", 1 / step, "token/s", "1 / step")
+
+
+def _comm_outputs(s: _SizingSheet) -> Any:
+    """Each collective's time at the micro-batch and their sum (0 without collectives)."""
+    import sympy as sp
+
+    b = s.c["b"]
+    kinds = []
+    for kind, cells in s.comm:
+        terms = [t0 + t1 * b for t0, t1 in cells]
+        kinds.append(s.formula(f"{kind}: time", terms[0] if len(terms) == 1 else sp.Min(*terms),
+                               "s", "fixed + per sequence x micro-batch"
+                               + ("; the fastest all-reduce algorithm" if len(terms) > 1 else "")))
+    if not kinds:
+        return s.formula("communication time per step", "=0", "s",
+                         "no collectives (tp = pp = 1)")
+    return s.formula("communication time per step", sum(kinds), "s",
+                     "sum over collectives (tokenomics.step_comm)")
 
 
 def _memory_outputs(s: _SizingSheet) -> None:
