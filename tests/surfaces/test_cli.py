@@ -137,6 +137,20 @@ def test_report_writes_its_files(tmp_path, capsys):
     assert "max batch" in (out / "report.txt").read_text()
 
 
+def test_report_xlsx_writes_the_sizing_workbook(tmp_path, capsys):
+    openpyxl = pytest.importorskip("openpyxl")
+    out = tmp_path / "rep"
+    assert main(["report", "llama-3.1-8b", "h100-sxm", "--context", "2048", "--out",
+                 str(out), "--xlsx", "--price", "2.5"]) == 0
+    wb = openpyxl.load_workbook(out / "sizing.xlsx")
+    assert wb.sheetnames == ["about", "1 llama-3.1-8b h100-sxm tp1", "compare"]
+    rows = {r[0]: r[1] for r in wb.worksheets[1].iter_rows(values_only=True)}
+    # batch min(64, max batch) at the report's context; the price typed on the command line
+    assert (rows["batch"], rows["context tokens"], rows["price per device-hour"]) == \
+        (64, 2048, 2.5)
+    assert rows["step time"] == "=overhead_per_step_1+roofline_time_1+exposed_communication_1"
+
+
 def test_report_picks_the_smallest_tp_that_fits(tmp_path, capsys):
     assert main(["report", "llama-3.1-70b", "h100-sxm", "--context", "4096", "--out",
                  str(tmp_path / "r")]) == 0

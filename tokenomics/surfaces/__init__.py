@@ -25,6 +25,8 @@ Modules
     Catalog tables: one row per entry, unit-suffixed numeric columns, sources beside values.
 ``validate``
     Validate every data file the package reads, by kind, naming the file and field that fails.
+``workbook``
+    An .xlsx sizing workbook: one sheet per deployment, named cells, live formulas, a comparison.
 """
 
 from tokenomics.core.lazy import attach
@@ -66,6 +68,8 @@ _EXPORTS = {
     "api_pages": ".docgen",
     "gallery": ".docgen",
     "export_sizing_sheet": ".export",
+    "sizing_sheet": ".export",
+    "export_sizing_workbook": ".workbook",
     "export_table_csv": ".export",
     "GB": ".plots",
     "plot_roofline": ".plots",
@@ -90,6 +94,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'validate',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

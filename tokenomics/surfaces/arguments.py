@@ -371,6 +371,10 @@ def _report(sub: Any, run: Callable[..., Any]) -> None:
     rp.add_argument("--slo", type=float, default=30.0, help="tokens/s per user floor")
     rp.add_argument("--price", type=float, help="USD per device-hour (default catalog)")
     rp.add_argument("--out", default="report", help="output folder (default ./report)")
+    rp.add_argument("--xlsx", action="store_true",
+                    help="also write sizing.xlsx: the deployment's sizing workbook at batch "
+                         "min(64, max batch), every output a live formula (needs openpyxl: "
+                         "pip install 'inference-tokenomics[workbook]'; default off)")
     _output_arguments(rp)
     rp.set_defaults(func=run)
 

@@ -700,6 +700,8 @@ def cmd_report(a: argparse.Namespace) -> None:
           out / "roofline.png")
     _save(tk.plot_frontier(f, slo_tokens_per_s_per_user=a.slo), out / "frontier.png")
     _save(tk.plot_memory(d, batches, ctx), out / "memory.png")
+    if a.xlsx:
+        tk.export_sizing_workbook(out / "sizing.xlsx", d, min(64, mb), ctx, prices=a.price)
     (out / "report.txt").write_text("\n".join(lines) + "\n")
     _save_table(dec, a)
     print("\n".join(lines))

@@ -74,7 +74,8 @@ from tokenomics.surfaces.spreadsheet import HEADER, Worksheet, spreadsheet_formu
 
 # HEADER and spreadsheet_formula live in tokenomics.surfaces.spreadsheet; kept here too, as in
 # release 0.1 (``from tokenomics.surfaces.export import spreadsheet_formula``).
-__all__ = ["HEADER", "export_sizing_sheet", "export_table_csv", "spreadsheet_formula"]
+__all__ = ["HEADER", "export_sizing_sheet", "export_table_csv", "sizing_sheet",
+           "spreadsheet_formula"]
 
 # --------------------------------------------------------------------------------------------
 # Coefficients read off step_costs
@@ -183,6 +184,33 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     >>> rows["batch"], rows["step time"].startswith("=")
     ('16', True)
     """
+    s = sizing_sheet(dep, batch, context_tokens, usd_per_device_hour)
+    out = Path(path)
+    s.write(out)
+    return out
+
+
+def sizing_sheet(dep: Deployment, batch: int, context_tokens: int,
+                 usd_per_device_hour: float | None = None) -> Worksheet:
+    """The decode sizing sheet of one deployment as rows, before it is written anywhere.
+
+    The rows :func:`export_sizing_sheet` writes as CSV and
+    :func:`tokenomics.surfaces.workbook.export_sizing_workbook` as an .xlsx sheet; the
+    parameters, the layout and the errors are those of :func:`export_sizing_sheet`.
+
+    Returns
+    -------
+    Worksheet
+        ``rows``: (label, value, unit, note), the value a number (input), a formula string
+        over ``B<row>`` addresses (output), text, or None (section).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> ws = sizing_sheet(tk.Deployment("llama-3.1-8b", "h100-sxm"), 16, 4096)
+    >>> [r.value for r in ws.rows if r.label == "batch"]
+    [16.0]
+    """
     B, C = _sheet_point(dep, batch, context_tokens)
     _check_sheet_supports(dep)
     price, price_note = _sheet_price(dep, usd_per_device_hour)
@@ -200,9 +228,7 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     _memory_outputs(s)
     _cost_outputs(s)
     _check_attention(s)
-    out = Path(path)
-    s.write(out)
-    return out
+    return s
 
 
 class _SizingSheet(Worksheet):
