@@ -81,3 +81,24 @@ def test_coerce_fields_converts_only_quantities():
     assert c.size_bytes == 5.0 and c.time_s == 120.0
     with pytest.raises(tk.UnitError, match=r"time_s has unit"):
         coerce_fields(Box(1.0, tk.Q_(1, "GB")), {"time_s": "s"})
+
+
+def test_quantities_of_other_registries_are_read_in_the_library_units():
+    import pint
+
+    from tokenomics.core.units import registry
+
+    registry()
+    app = pint.get_application_registry()
+    # pint's defaults make a byte dimensionless; the library reads the unit string, so a
+    # GB is still 1e9 B of [information] and cannot pass for a count
+    assert as_magnitude(app.Quantity(80, "GB"), "B") == 80e9
+    assert as_magnitude(app.Quantity(3.35, "TB/s"), "B/s") == pytest.approx(3.35e12)
+    assert as_magnitude(app.Quantity(2, "USD/hour"), "USD/hour") == 2.0
+    with pytest.raises(tk.UnitError, match="cannot be converted"):
+        as_magnitude(app.Quantity(80, "GB"), "count")
+    # a user's own registry with pint's defaults: standard units work, unknown ones are named
+    own = pint.UnitRegistry()
+    assert as_magnitude(own.Quantity(700, "W"), "W") == 700
+    with pytest.raises(tk.UnitError, match="inch .from another pint registry"):
+        as_magnitude(own.Quantity(1, "inch"), "B")

@@ -140,3 +140,19 @@ def test_a_real_function_gives_one_result_for_every_form():
                                                  r"prefill_dep, decode_dep, n_prefill, "
                                                  r"n_decode, workload, slo, link=None\)"):
         disaggregated_goodput(D8, D8, 1, 4, 2048)
+
+
+def test_inputs_take_quantities_of_any_pint_registry():
+    import pint
+
+    tk.registry()                          # token, USD, flop on the application registry
+    app = pint.get_application_registry()
+    assert tk.Workload(app.Quantity(2, "kilotoken"), app.Quantity(128, "token")) == \
+        tk.Workload(2000, 128)
+    assert tk.SLO(ttft_s=app.Quantity(500, "ms"), tpot_s=app.Quantity(50, "ms")) == \
+        tk.SLO(ttft_s=0.5, tpot_s=0.05)
+    # 400 Gb/s is 50 GB/s (bits, not bytes); 2 us of latency
+    assert tk.Link(bytes_per_s=app.Quantity(400, "Gbit/s"), latency_s=app.Quantity(2, "us")) \
+        == tk.Link(bytes_per_s=50e9, latency_s=2e-6)
+    with pytest.raises(tk.UnitError, match="cannot be converted"):
+        tk.SLO(ttft_s=app.Quantity(1, "GB"), tpot_s=0.05)

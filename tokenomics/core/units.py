@@ -114,7 +114,35 @@ def registry() -> Any:
     ureg: Any = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=False)
     for line in _DEFINITIONS.strip().splitlines():
         ureg.define(line)
+    _extend_application_registry()
     return ureg
+
+
+#: The library's units that pint's default registry lacks, added to the application registry.
+_APPLICATION_DEFINITIONS = (
+    "token = [token] = tok",
+    "USD = [currency] = usd",
+    "flop = [compute] = FLOP",
+    "op = flop = OP",
+    "FLOPS = flop / second",
+    "TOPS = 1e12 * op / second",
+)
+
+
+def _extend_application_registry() -> None:
+    """Define ``token``, ``USD``, ``flop``, ``op``, ``FLOPS`` and ``TOPS`` on pint's
+    application registry where it lacks them, so that ``pint.get_application_registry()``
+    (pint's ``Quantity``, xarray's and pandas' pint integrations) can build every quantity
+    a tokenomics function takes. Units the user's registry already has are left alone."""
+    import pint
+
+    app = pint.get_application_registry()
+    for line in _APPLICATION_DEFINITIONS:
+        unit = line.split("=")[0].strip()
+        try:
+            app.parse_units(unit)
+        except pint.errors.UndefinedUnitError:
+            app.define(line)
 
 
 def Q_(value: Any, unit: str) -> Any:  # noqa: N802 - pint's conventional name
@@ -197,17 +225,30 @@ def as_magnitude(x: Any, unit: str, name: str = "value") -> Any:
     if hasattr(x, "magnitude") and hasattr(x, "units"):
         import pint
 
+        x = _in_our_registry(x, name)
         try:
             return x.m_as(unit)
         except pint.errors.DimensionalityError:
             raise UnitError(
                 f"{name} has unit {x.units}, which cannot be converted to {unit!r}"
             ) from None
-        except ValueError as exc:  # a quantity from another registry
-            raise UnitError(
-                f"{name}: build quantities with tokenomics.core.units.Q_ (one registry): {exc}"
-            ) from None
     return x
+
+
+def _in_our_registry(q: Any, name: str) -> Any:
+    """A Quantity of another pint registry (the application registry, a user's own) as one
+    of the library's: its magnitude with its unit string read by the library's registry, so
+    that the library's dimensions apply (a byte is ``[information]`` here, dimensionless in
+    pint's defaults)."""
+    ours = registry()
+    if getattr(q, "_REGISTRY", None) is ours:
+        return q
+    try:
+        return ours.Quantity(q.magnitude, str(q.units))
+    except Exception as exc:   # pint raises several unrelated types for an unknown unit
+        raise UnitError(f"{name} has unit {q.units!s} (from another pint registry), which "
+                        f"tokenomics does not know ({type(exc).__name__}); use units such as "
+                        f"'GB/s', 'token', 'USD/hour' or build it with tk.Q_") from None
 
 
 def to_array(x: Any, name: str) -> np.ndarray:

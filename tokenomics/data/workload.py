@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import coerce_fields
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Workload:
     output_tokens: int
 
     def __post_init__(self) -> None:
+        coerce_fields(self, {"input_tokens": "token", "output_tokens": "token"})
         for name in ("input_tokens", "output_tokens"):
             v = getattr(self, name)
             if not _real(v) or not (
@@ -79,6 +81,7 @@ class SLO:
     fraction: float = 0.9
 
     def __post_init__(self) -> None:
+        coerce_fields(self, {"ttft_s": "s", "tpot_s": "s"})
         for name in ("ttft_s", "tpot_s"):
             v = getattr(self, name)
             if not _real(v) or not (v > 0 and math.isfinite(v)):
@@ -103,6 +106,7 @@ class Link:
     latency_s: float = 0.0
 
     def __post_init__(self) -> None:
+        coerce_fields(self, {"bytes_per_s": "B/s", "latency_s": "s"})
         if not _real(self.bytes_per_s) or not (self.bytes_per_s > 0
                                                and math.isfinite(self.bytes_per_s)):
             raise TokenomicsError(
