@@ -83,3 +83,20 @@ def test_true_runs_cover_exactly_the_true_positions(mask):
     for (_, stop), (start, _) in zip(runs, runs[1:], strict=False):
         assert start > stop                             # a False between two runs
     assert all(b > a for a, b in runs)
+
+
+def test_a_new_figure_in_a_notebook_is_pyplots_and_elsewhere_is_not(monkeypatch):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    import tokenomics.surfaces.canvas as canvas
+
+    matplotlib.use("Agg")
+    plt.close("all")
+    assert not canvas.in_notebook()              # the test run is no Jupyter kernel
+    canvas.axes_or_new(None)
+    assert plt.get_fignums() == []               # no pyplot figure: nothing to show or leak
+    monkeypatch.setattr(canvas, "in_notebook", lambda: True)
+    ax = canvas.axes_or_new(None, figsize=(4.0, 3.0))
+    assert plt.get_fignums() == [ax.get_figure().number]   # the inline backend will draw it
+    plt.close("all")

@@ -38,6 +38,7 @@ _EXPORTS = {
     "add_subcommands": ".arguments",
     "add_global_arguments": ".arguments",
     "axes_or_new": ".canvas",
+    "in_notebook": ".canvas",
     "single_count": ".canvas",
     "labelled_items": ".canvas",
     "si_prefixed": ".canvas",

@@ -43,8 +43,10 @@ def axes_or_new(ax: Axes | None, figsize: tuple[float, float] = (7.5, 5.0)) -> A
     Returns
     -------
     matplotlib.axes.Axes
-        A new figure's Axes is laid out ``"constrained"``; no backend is chosen and no window
-        opens (:class:`matplotlib.figure.Figure` directly, not ``pyplot.figure``).
+        A new figure's Axes is laid out ``"constrained"``; outside a notebook no backend is
+        chosen and no window opens (:class:`matplotlib.figure.Figure` directly, not
+        ``pyplot.figure``); in a Jupyter kernel the figure is pyplot's, so that it displays
+        (:func:`in_notebook`).
 
     Examples
     --------
@@ -62,8 +64,29 @@ def axes_or_new(ax: Axes | None, figsize: tuple[float, float] = (7.5, 5.0)) -> A
             raise TokenomicsError(f"ax must be a matplotlib Axes (or None for a new figure), "
                                   f"got {type(ax).__name__}")
         return ax
+    if in_notebook():    # a Jupyter kernel shows pyplot figures without %matplotlib inline
+        import matplotlib.pyplot as plt
+
+        return plt.figure(figsize=figsize, layout="constrained").add_subplot()
     fig = Figure(figsize=figsize, layout="constrained")
     return fig.add_subplot()
+
+
+def in_notebook() -> bool:
+    """Whether the code runs in a Jupyter (IPython kernel) session.
+
+    There a new figure is made with pyplot, so that the kernel's inline backend shows it under
+    the cell that drew it with no ``%matplotlib inline`` nor ``import matplotlib.pyplot``;
+    elsewhere (scripts, servers, tests) figures are made without pyplot and no backend is
+    chosen. The plots return the Axes either way.
+    """
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    shell = ipython.get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def single_count(x: Any, name: str, unit: str) -> int:
