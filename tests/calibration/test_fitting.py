@@ -238,3 +238,16 @@ def test_transfer_report_covers_the_unfitted_vllm_runs_and_none_beats_the_bound(
         transfer_report("x")
     with pytest.raises(tk.TokenomicsError, match="source_group must be"):
         transfer_report(3)
+
+
+def test_grouped_cv_reports_progress_once_per_held_out_group():
+    from tokenomics.calibration.corpus import GROUPINGS
+    from tokenomics.calibration.fitting import calibration_rows, grouped_cv
+
+    rows = calibration_rows()
+    groups = sum(len({getattr(r, g) for r in rows}) for g in GROUPINGS)
+    seen = []
+    grouped_cv(rows, progress=lambda done, total, label: seen.append((done, total, label)))
+    assert [s[0] for s in seen] == list(range(1, groups + 1))
+    assert {s[1] for s in seen} == {groups}
+    assert seen[0][2].startswith(f"{GROUPINGS[0]}=")

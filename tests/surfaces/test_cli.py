@@ -331,3 +331,14 @@ def test_every_flag_has_help_text():
                if not act.help and not isinstance(act, argparse._SubParsersAction)]
     assert not missing, missing
 
+
+
+def test_top_level_help_is_plain_text_and_price_errors_name_the_flag(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out and "--------" not in out and "\n::" not in out
+    assert "Examples:" in out and "tokenomics hardware h200" in out
+    assert main(["cost", "llama-3.1-8b", "h100-sxm", "--price", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--price must be USD per device-hour >= 0, got -1" in err

@@ -145,7 +145,8 @@ def _speed_ratio(d: Design, pred: np.ndarray) -> np.ndarray:
     return np.where(d.kind == "speed", d.measured / pred, pred / d.measured)
 
 
-def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None) -> pd.DataFrame:
+def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None,
+               progress: Any = None) -> pd.DataFrame:
     """Held-out forecasts of every row under each grouping (module notes).
 
     Parameters
@@ -154,6 +155,9 @@ def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None) -> 
         Default :func:`calibration_rows`.
     d : Design, optional
         Their design matrix, when the caller has built it already.
+    progress : callable, optional
+        Called as ``progress(done, total, label)`` after each held-out fit (``label`` is
+        ``"<grouping>=<group>"``), for a progress bar; the result does not depend on it.
 
     Returns
     -------
@@ -165,6 +169,8 @@ def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None) -> 
     rows = calibration_rows() if rows is None else rows
     d = build_design(rows) if d is None else d
     out = pd.DataFrame({"id": d.ids})
+    folds = [(g, v) for g in GROUPINGS for v in np.unique([getattr(r, g) for r in rows])]
+    done = 0
     for g in GROUPINGS:
         labels = np.array([getattr(r, g) for r in rows])
         pred = np.full(len(rows), np.nan)
@@ -172,6 +178,9 @@ def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None) -> 
             test = labels == v
             theta = fit_design(d, np.flatnonzero(~test))
             pred[test] = predict_rows(d, _efficiency(theta))[test]
+            done += 1
+            if progress is not None:
+                progress(done, len(folds), f"{g}={v}")
         out[f"cv_{g}"] = pred
         out[f"cv_{g}_ratio"] = _speed_ratio(d, pred)
     return out
@@ -276,7 +285,7 @@ def _is_moe(row: CorpusRow) -> bool:
     return model(row.model).moe is not None
 
 
-def calibration_report(refit: bool = False) -> pd.DataFrame:
+def calibration_report(refit: bool = False, progress: Any = None) -> pd.DataFrame:
     """Every corpus row beside its bound, the calibrated forecast and its held-out forecasts.
 
     Parameters
@@ -284,6 +293,8 @@ def calibration_report(refit: bool = False) -> pd.DataFrame:
     refit : bool
         Fit the parameters now instead of using the committed ones. The grouped held-out
         forecasts are always recomputed (a fit per group, about a second each).
+    progress : callable, optional
+        ``progress(done, total, label)`` after each held-out fit (:func:`grouped_cv`).
 
     Returns
     -------
@@ -299,7 +310,7 @@ def calibration_report(refit: bool = False) -> pd.DataFrame:
     cal = committed()
     eff = _efficiency(fit_design(d)) if refit else cal.efficiency
     f = predict_rows(d, eff)
-    cv = grouped_cv(rows, d)
+    cv = grouped_cv(rows, d, progress)
     b = np.array([bound(r) for r in rows])
     speedy = d.kind == "speed"
     lo = np.where(speedy, f * cal.ratio_low, f / cal.ratio_low)
@@ -414,10 +425,11 @@ def forecast_interval(speed: Any, bound: Any) -> tuple[Any, Any]:
     return low, high
 
 
-def _cv_figures(rows: list[CorpusRow], theta: np.ndarray) -> tuple[float, float, dict]:
+def _cv_figures(rows: list[CorpusRow], theta: np.ndarray,
+                progress: Any = None) -> tuple[float, float, dict]:
     """The interval ratios and the committed cross-validated figures."""
     d = build_design(rows)
-    cv = grouped_cv(rows, d)
+    cv = grouped_cv(rows, d, progress)
     ratios = np.concatenate([cv[f"cv_{g}_ratio"].to_numpy() for g in GROUPINGS])
     lo, hi = (float(x) for x in np.quantile(ratios, INTERVAL))
     moe = np.array([_is_moe(r) for r in rows])
@@ -435,7 +447,7 @@ def _cv_figures(rows: list[CorpusRow], theta: np.ndarray) -> tuple[float, float,
     return lo, hi, figs
 
 
-def write_calibration(path: Path | str | None = None) -> dict[str, Any]:
+def write_calibration(path: Path | str | None = None, progress: Any = None) -> dict[str, Any]:
     """Fit, cross-validate by group, and write the result as a calibration file.
 
     Parameters
@@ -443,6 +455,8 @@ def write_calibration(path: Path | str | None = None) -> dict[str, Any]:
     path : str or Path, optional
         Where to write; default ``calibrated.toml`` in the working directory. In a source
         checkout, ``measurements/calibrated.toml`` is the file the library commits.
+    progress : callable, optional
+        ``progress(done, total, label)`` after each held-out fit (:func:`grouped_cv`).
 
     Returns
     -------
@@ -461,7 +475,7 @@ def write_calibration(path: Path | str | None = None) -> dict[str, Any]:
                               f"give a path of your own (default ./calibrated.toml)")
     rows = calibration_rows()
     theta = fit(rows)
-    lo, hi, figs = _cv_figures(rows, theta)
+    lo, hi, figs = _cv_figures(rows, theta, progress)
     data = {**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)},
             "ratio_low": lo, "ratio_high": hi,
             "date": _dt.date.today().isoformat(),

@@ -358,9 +358,12 @@ def cmd_roofline(a: argparse.Namespace) -> None:
     else:
         t = tk.operator_table(d, a.phase, a.batch[0], prompt_tokens=a.prompt,
                               cached_tokens=a.cached)
+    derated = "" if d.efficiency == tk.ROOFLINE else (
+        "; the ridge_flop_per_byte column is the achievable ridge, peak x MFU / (bandwidth x "
+        "MBU)")
     _emit(t, a, f"{a.phase} operators per device: {d.model.id} on {d.hardware.id} "
-          f"(ridge {tk.ridge_point(d.hardware, str(d.compute_dtype)):.1f} FLOP/B at "
-          f"{d.compute_dtype}); {_label(d)}")
+          f"(datasheet ridge {tk.ridge_point(d.hardware, str(d.compute_dtype)):.1f} FLOP/B at "
+          f"{d.compute_dtype}{derated}); {_label(d)}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,6 +506,38 @@ def cmd_retention(a: argparse.Namespace) -> None:
           f"{a.sessions:g} sessions per replica for the occupancy columns; {_label(d)}")
 
 
+class _progress:
+    """A progress bar on standard error for a callback ``step(done, total, label)``: tqdm's
+    where it is installed (a dependency of the test extras), else one line per step; silent
+    when standard error is not a terminal, so pipes and logs stay clean."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.bar: Any = None
+
+    def __enter__(self) -> Any:
+        return self.step
+
+    def step(self, done: int, total: int, label: str) -> None:
+        if not sys.stderr.isatty():
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            print(f"\r{self.what}: {done}/{total} {label:<40}", end="", file=sys.stderr)
+            return
+        if self.bar is None:
+            self.bar = tqdm(total=total, desc=self.what, file=sys.stderr, leave=False)
+        self.bar.set_postfix_str(label)
+        self.bar.update(done - self.bar.n)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif sys.stderr.isatty():
+            print(file=sys.stderr)
+
+
 def cmd_calibrate(a: argparse.Namespace) -> None:
     """``tokenomics calibrate``: the corpus against bound, forecast and held-out forecasts;
     ``--write`` refits and rewrites ``measurements/calibrated.toml``."""
@@ -516,10 +551,12 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
     )
 
     if a.write:
-        data = write_calibration(a.write)
+        with _progress("refit, then one fit per held-out group") as step:
+            data = write_calibration(a.write, progress=step)
         print(f"wrote {a.write}: " + ", ".join(
             f"{k}={data[k]:.4g}" for k in PARAMS))
-    t = calibration_report(refit=False)
+    with _progress("held-out fits (one per group)") as step:
+        t = calibration_report(refit=False, progress=step)
     _emit(t, a, "calibration: each corpus row, measured vs bound vs calibrated forecast; "
           "cv_<grouping>_error: the row forecast by a fit without its group")
     s = calibration_summary(t).set_index("slice")
@@ -528,13 +565,26 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
         held = ", ".join(f"{g} out {r[f'cv_{g}']:.1%}" for g in GROUPINGS)
         print(f"median |error| ({name}, {int(r.rows)} rows): in-sample {r.in_sample:.1%}; "
               f"{held}; roofline preset {r.roofline:.1%}")
-    for r in excluded_rows().itertuples():
-        print(f"not fitted: {r.id}: {r.reason}")
+    ex = excluded_rows()
+    for reason, ids in ex.groupby("reason", sort=False)["id"]:
+        which = ", ".join(ids) if len(ids) <= 3 else f"{len(ids)} rows ({ids.iloc[0]}...)"
+        print(f"not fitted: {which}: {reason}")
 
 
 # --------------------------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------------------------
+def _check_price_flag(a: argparse.Namespace) -> None:
+    """Refuse a bad ``--price`` naming the flag (not the library's argument)."""
+    import math
+
+    from tokenomics.core.errors import TokenomicsError
+
+    p = getattr(a, "price", None)
+    if p is not None and not (math.isfinite(p) and p >= 0):
+        raise TokenomicsError(f"--price must be USD per device-hour >= 0, got {p}")
+
+
 def _check_report_arguments(a: argparse.Namespace) -> None:
     """Refuse a report's bad numbers (and efficiency overrides) before it writes a file."""
     import math
@@ -543,8 +593,7 @@ def _check_report_arguments(a: argparse.Namespace) -> None:
 
     if not (math.isfinite(a.slo) and a.slo > 0):
         raise TokenomicsError(f"--slo must be a number of tokens/s per user > 0, got {a.slo}")
-    if a.price is not None and not (math.isfinite(a.price) and a.price >= 0):
-        raise TokenomicsError(f"--price must be USD per device-hour >= 0, got {a.price}")
+    _check_price_flag(a)
     for name, v in (("--prompt", a.prompt), ("--context", a.context[0])):
         if v < 1:
             raise TokenomicsError(f"{name} must be a whole number of tokens >= 1, got {v}")
@@ -732,12 +781,40 @@ def build_parser() -> argparse.ArgumentParser:
     """
     from tokenomics.surfaces.arguments import add_global_arguments, add_subcommands
 
-    p = _Parser(prog="tokenomics", description=__doc__,
+    p = _Parser(prog="tokenomics", description=_plain_help(__doc__ or ""),
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_global_arguments(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_subcommands(sub, _COMMANDS)
     return p
+
+
+def _plain_help(doc: str) -> str:
+    r"""A numpydoc/RST docstring as terminal text: no ``double backticks``, no ``::`` literal
+    markers, no section underlines, roles (``:func:`x```) as their target.
+
+    Examples
+    --------
+    >>> print(_plain_help("Run it.\n\nExamples\n--------\n::\n\n    tokenomics ``hardware``"))
+    Run it.
+    <BLANKLINE>
+    Examples:
+    <BLANKLINE>
+        tokenomics hardware
+    """
+    import re
+
+    out: list[str] = []
+    for line in doc.strip("\n").splitlines():
+        if re.fullmatch(r"\s*-{3,}\s*", line) and out:
+            out[-1] = out[-1].rstrip() + ":"
+            continue
+        if line.strip() == "::":
+            continue
+        line = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", line)
+        out.append(line.replace("``", "").replace(" ::", ":").rstrip())
+    text = "\n".join(out)
+    return re.sub(r"\n{3,}", "\n\n", text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -752,6 +829,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.catalog:  # this call's folders; the caller's are restored below
             check_folders(a.catalog, "--catalog")
             previous = tk.use_catalog(*a.catalog)
+        _check_price_flag(a)
         a.func(a)
         if getattr(a, "strict", False) and getattr(a, "did_not_fit", False):
             return 3
