@@ -23,6 +23,8 @@ Modules
     Spreadsheet building blocks: SymPy expressions as formulas, and a four-column worksheet.
 ``tables``
     Catalog tables: one row per entry, unit-suffixed numeric columns, sources beside values.
+``terminal``
+    Terminal output for the command line: docstrings as plain help text, progress bars.
 ``validate``
     Validate every data file the package reads, by kind, naming the file and field that fails.
 ``workbook``
@@ -71,6 +73,8 @@ _EXPORTS = {
     "export_sizing_sheet": ".export",
     "sizing_sheet": ".export",
     "export_sizing_workbook": ".workbook",
+    "plain_help": ".terminal",
+    "ProgressBar": ".terminal",
     "export_table_csv": ".export",
     "GB": ".plots",
     "plot_roofline": ".plots",
@@ -95,6 +99,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'validate', 'workbook',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'terminal', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

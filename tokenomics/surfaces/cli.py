@@ -506,38 +506,6 @@ def cmd_retention(a: argparse.Namespace) -> None:
           f"{a.sessions:g} sessions per replica for the occupancy columns; {_label(d)}")
 
 
-class _progress:
-    """A progress bar on standard error for a callback ``step(done, total, label)``: tqdm's
-    where it is installed (a dependency of the test extras), else one line per step; silent
-    when standard error is not a terminal, so pipes and logs stay clean."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        self.bar: Any = None
-
-    def __enter__(self) -> Any:
-        return self.step
-
-    def step(self, done: int, total: int, label: str) -> None:
-        if not sys.stderr.isatty():
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            print(f"\r{self.what}: {done}/{total} {label:<40}", end="", file=sys.stderr)
-            return
-        if self.bar is None:
-            self.bar = tqdm(total=total, desc=self.what, file=sys.stderr, leave=False)
-        self.bar.set_postfix_str(label)
-        self.bar.update(done - self.bar.n)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        elif sys.stderr.isatty():
-            print(file=sys.stderr)
-
-
 def cmd_calibrate(a: argparse.Namespace) -> None:
     """``tokenomics calibrate``: the corpus against bound, forecast and held-out forecasts;
     ``--write`` refits and rewrites ``measurements/calibrated.toml``."""
@@ -549,13 +517,14 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
         excluded_rows,
         write_calibration,
     )
+    from tokenomics.surfaces.terminal import ProgressBar
 
     if a.write:
-        with _progress("refit, then one fit per held-out group") as step:
+        with ProgressBar("refit, then one fit per held-out group") as step:
             data = write_calibration(a.write, progress=step)
         print(f"wrote {a.write}: " + ", ".join(
             f"{k}={data[k]:.4g}" for k in PARAMS))
-    with _progress("held-out fits (one per group)") as step:
+    with ProgressBar("held-out fits (one per group)") as step:
         t = calibration_report(refit=False, progress=step)
     _emit(t, a, "calibration: each corpus row, measured vs bound vs calibrated forecast; "
           "cv_<grouping>_error: the row forecast by a fit without its group")
@@ -780,41 +749,14 @@ def build_parser() -> argparse.ArgumentParser:
         :mod:`tokenomics.surfaces.arguments`'s).
     """
     from tokenomics.surfaces.arguments import add_global_arguments, add_subcommands
+    from tokenomics.surfaces.terminal import plain_help
 
-    p = _Parser(prog="tokenomics", description=_plain_help(__doc__ or ""),
+    p = _Parser(prog="tokenomics", description=plain_help(__doc__ or ""),
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_global_arguments(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_subcommands(sub, _COMMANDS)
     return p
-
-
-def _plain_help(doc: str) -> str:
-    r"""A numpydoc/RST docstring as terminal text: no ``double backticks``, no ``::`` literal
-    markers, no section underlines, roles (``:func:`x```) as their target.
-
-    Examples
-    --------
-    >>> print(_plain_help("Run it.\n\nExamples\n--------\n::\n\n    tokenomics ``hardware``"))
-    Run it.
-    <BLANKLINE>
-    Examples:
-    <BLANKLINE>
-        tokenomics hardware
-    """
-    import re
-
-    out: list[str] = []
-    for line in doc.strip("\n").splitlines():
-        if re.fullmatch(r"\s*-{3,}\s*", line) and out:
-            out[-1] = out[-1].rstrip() + ":"
-            continue
-        if line.strip() == "::":
-            continue
-        line = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", line)
-        out.append(line.replace("``", "").replace(" ::", ":").rstrip())
-    text = "\n".join(out)
-    return re.sub(r"\n{3,}", "\n\n", text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
