@@ -13,6 +13,8 @@ Modules
     The ``tokenomics`` command line.
 ``docgen``
     Generate the documentation pages that come from the code and the catalogs.
+``docstrings``
+    Numpydoc docstrings as Markdown for the docs site: sections, math, cross-references.
 ``export``
     Spreadsheet export: a decode sizing sheet whose outputs are live formulas, and plain tables.
 ``plots``
@@ -74,6 +76,9 @@ _EXPORTS = {
     "sizing_sheet": ".export",
     "export_sizing_workbook": ".workbook",
     "plain_help": ".terminal",
+    "docstring_markdown": ".docstrings",
+    "inline": ".docstrings",
+    "block": ".docstrings",
     "ProgressBar": ".terminal",
     "export_table_csv": ".export",
     "GB": ".plots",
@@ -99,6 +104,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'terminal', 'validate', 'workbook',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'terminal', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.surfaces.docstrings import docstring_markdown
 
 
 def _md_table(df: pd.DataFrame, floatfmt: str = "{:.4g}") -> str:
@@ -246,8 +247,9 @@ def api_pages(out: Path) -> None:
 
 
 def _module_page(mod: ModuleType) -> str:
-    """Markdown of one module: its docstring, then each public function's and class's."""
-    lines = [f"# `{mod.__name__}`\n", "```text", inspect.cleandoc(mod.__doc__ or ""), "```\n"]
+    """Markdown of one module: its docstring, then each public function's and class's, each
+    under a heading of its name with the signature below (numpydoc sections rendered)."""
+    lines = [f"# `{mod.__name__}`\n", docstring_markdown(mod.__doc__ or ""), ""]
     public = getattr(mod, "__all__", None) or [
         n for n, o in vars(mod).items() if not n.startswith("_")
         and (inspect.isfunction(o) or inspect.isclass(o)) and o.__module__ == mod.__name__]
@@ -262,7 +264,8 @@ def _module_page(mod: ModuleType) -> str:
             sig = str(inspect.signature(obj))
         except (TypeError, ValueError):
             sig = ""
-        lines += [f"## `{n}{sig}`\n", "```text", inspect.cleandoc(obj.__doc__ or ""), "```\n"]
+        lines += [f"## {n}\n", "```python", f"{n}{sig}", "```\n",
+                  docstring_markdown(obj.__doc__ or ""), ""]
     return "\n".join(lines)
 
 

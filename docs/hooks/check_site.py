@@ -1,0 +1,56 @@
+"""Check a built site: math rendered, figures present, no raw markup (run after mkdocs build).
+
+    python docs/hooks/check_site.py SITE_DIR
+
+Exits 1 naming each failure: a page whose TeX was left raw (``$`` around TeX, ``.. math::``,
+``:func:``), an ``<img>`` whose file is missing, or a sample page without its MathML.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+#: Pages that must carry rendered formulas.
+MATH_PAGES = ("physics/index.html", "generated/api/physics.formulas/index.html",
+              "generated/api/serving.batching/index.html")
+#: Pages that must show figures.
+FIGURE_PAGES = ("generated/calibration/index.html", "generated/gallery/index.html")
+_RAW = re.compile(r"\.\. math::|:(?:func|class|mod|data|attr|meth):`|\$\$")
+
+
+def _text(html: str) -> str:
+    html = re.sub(r"<(pre|code|script|style)\b.*?</\1>", "", html, flags=re.S)
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def check(site: Path) -> list[str]:
+    errors = []
+    for rel in MATH_PAGES:
+        page = site / rel
+        if not page.exists():
+            errors.append(f"{rel}: missing")
+        elif "<math" not in page.read_text(encoding="utf-8"):
+            errors.append(f"{rel}: no rendered formula (<math>)")
+    for rel in FIGURE_PAGES:
+        page = site / rel
+        if not page.exists() or "<img" not in page.read_text(encoding="utf-8"):
+            errors.append(f"{rel}: no figure")
+    for page in site.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        raw = _RAW.search(_text(html))
+        if raw:
+            errors.append(f"{page.relative_to(site)}: raw markup {raw.group(0)!r}")
+        for src in re.findall(r'<img[^>]+src="([^"]+)"', html):
+            if not src.startswith(("http:", "https:", "data:")) and \
+                    not (page.parent / src).resolve().exists():
+                errors.append(f"{page.relative_to(site)}: image {src} missing")
+    return errors
+
+
+if __name__ == "__main__":
+    problems = check(Path(sys.argv[1]))
+    for p in problems:
+        print(p, file=sys.stderr)
+    sys.exit(1 if problems else 0)

@@ -1,0 +1,30 @@
+"""docs/tutorial.md runs as written, and its stated numbers hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+TUTORIAL = Path(__file__).parents[1] / "docs" / "tutorial.md"
+
+
+@pytest.fixture(scope="module")
+def ns():
+    blocks = re.findall(r"```python\n(.*?)```", TUTORIAL.read_text(), re.S)
+    assert len(blocks) >= 7
+    env: dict = {}
+    for code in blocks:
+        exec(compile(code, str(TUTORIAL), "exec"), env)   # noqa: S102 - our own page
+    return env
+
+
+def test_the_tutorial_numbers(ns):
+    assert ns["ridge"] == pytest.approx(989.4e12 / 3.35e12)               # 295.3 FLOP/B
+    assert ns["kv"] == 2 * 80 * 8 * 128 * 2                               # 327,680 B
+    assert ns["fit"].fits and ns["most"] >= 32
+    assert ns["tpot"] >= ns["step"]                     # TPOT carries the arriving prefills
+    assert ns["forecast"].tokens_per_s_per_user < ns["steps"].tokens_per_s_per_user.iloc[-1]
+    assert ns["per_mtok"] == pytest.approx(2.00 / 3600 / 1000 * 1e6)      # $0.5556
+    assert ns["book"].suffix == ".xlsx"
