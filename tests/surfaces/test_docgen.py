@@ -37,10 +37,12 @@ def test_a_page_for_every_module_the_stage_tables_list(api):
 
 def test_pages_carry_the_public_functions_and_their_docstrings(api):
     kv = (api / "physics.kv.md").read_text()
-    assert "## `kv_bytes_per_token(" in kv
-    # The docstring comes along, units and all.
+    # a heading of the name (a short anchor), the signature below it in a code block
+    assert "## kv_bytes_per_token\n" in kv and "\nkv_bytes_per_token(" in kv
+    # The docstring comes along, units and all, its sections as Markdown
     assert tk.kv_bytes_per_token.__doc__.strip().splitlines()[0] in kv
-    assert "## `export_sizing_sheet(" in (api / "surfaces.export.md").read_text()
+    assert "**Parameters**" in kv and "**Returns**" in kv
+    assert "## export_sizing_sheet\n" in (api / "surfaces.export.md").read_text()
 
 
 def test_index_lists_each_stage_in_data_flow_order_and_links_every_page(api):
