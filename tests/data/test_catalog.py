@@ -75,11 +75,11 @@ def test_tables_are_numeric_and_unit_suffixed(tmp_path):
     t = tk.hardware_table()
     assert len(t) >= len(HW_IDS)
     assert t["mem_bw_tb_per_s"].dtype.kind == "f"
-    t.to_csv(tmp_path / "hw.csv", index=False)
+    t.reset_index().to_csv(tmp_path / "hw.csv", index=False)
     text = (tmp_path / "hw.csv").read_text()
     assert "GB" not in text.splitlines()[1].split(",")[5]  # numbers, not "80GB"
     m = tk.model_table()
-    assert m.set_index("id").loc["deepseek-v3", "kv_bytes_per_token_bf16"] == 70_272
+    assert m.loc["deepseek-v3", "kv_bytes_per_token_bf16"] == 70_272
 
 
 # ---- broken copies ------------------------------------------------------------------------

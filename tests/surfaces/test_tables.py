@@ -21,12 +21,12 @@ MODEL_COUNTS = {"layers", "hidden_size", "q_heads", "kv_heads", "head_dim", "exp
 
 @pytest.fixture(scope="module")
 def hw():
-    return hardware_table().set_index("id")
+    return hardware_table()
 
 
 @pytest.fixture(scope="module")
 def md():
-    return model_table().set_index("id")
+    return model_table()
 
 
 def test_h100_sxm_row_matches_nvidia_datasheet(hw):
@@ -107,8 +107,10 @@ def test_numeric_columns_carry_their_unit(table, units, counts):
 def test_one_row_per_catalog_entry_with_known_sources():
     cat = tk.load_catalog()                  # read afresh from the catalog folders
     hw, md = hardware_table(), model_table()
-    assert hw.id.is_unique and md.id.is_unique
-    assert set(hw.id) == set(cat.hardware) and set(md.id) == set(cat.models)
+    # indexed by id (issue 14: t.loc['h200'])
+    assert hw.index.name == md.index.name == "id"
+    assert hw.index.is_unique and md.index.is_unique
+    assert set(hw.index) == set(cat.hardware) and set(md.index) == set(cat.models)
     known = set(tk.sources())
     for t in (hw, md):
         for keys in t.sources:

@@ -185,7 +185,7 @@ def cmd_hardware(a: argparse.Namespace) -> None:
     import tokenomics as tk
 
     if not a.id:
-        t = tk.hardware_table()
+        t = tk.hardware_table().reset_index()
         _emit(t if a.all_columns else t[_HARDWARE_COLUMNS], a)
         return
     h = tk.hardware(a.id)
@@ -215,7 +215,7 @@ def cmd_models(a: argparse.Namespace) -> None:
     import tokenomics as tk
 
     if not a.id:
-        _emit(tk.model_table(), a)
+        _emit(tk.model_table().reset_index(), a)
         return
     m = tk.model(a.id)
     vals: dict[str, Any] = {

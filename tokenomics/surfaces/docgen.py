@@ -52,13 +52,13 @@ def catalog_pages(out: Path) -> None:
     """Hardware and model tables with their sources."""
     from tokenomics.surfaces.tables import hardware_table, model_table
 
-    hw = hardware_table()
+    hw = hardware_table().reset_index()
     keys = {k for s in hw.sources for k in s.split()}
     (out / "catalog-hardware.md").write_text(
         "# Hardware catalog\n\nGenerated from `hardware_catalog/` (dense peaks; GB = 1e9 B; "
         "link bandwidths per direction). Empty cells: not published or not supported.\n\n"
         + _md_table(hw.drop(columns=["sources"])) + "\n## Sources\n\n" + _sources_table(keys))
-    md = model_table()
+    md = model_table().reset_index()
     mkeys = {k for s in md.sources for k in s.split()}
     (out / "catalog-models.md").write_text(
         "# Model catalog\n\nGenerated from `model_catalog/`: parameters computed from each "

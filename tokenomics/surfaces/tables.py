@@ -21,7 +21,7 @@ def hardware_table() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``id``, ``name``, ``vendor``, ``status``, ``peak_<fmt>_dense_tflop_per_s`` for every
+        Indexed by catalog ``id`` (``t.loc["h200"]``); columns ``name``, ``vendor``, ``status``, ``peak_<fmt>_dense_tflop_per_s`` for every
         format, ``mem_capacity_gb`` (physical), ``mem_visible_gb`` (what the driver
         reports; NaN where not published), ``mem_bw_tb_per_s``, ``ridge_bf16_flop_per_byte``,
         ``ridge_fp8_flop_per_byte``, ``ridge_fp4_flop_per_byte``, ``sram_mb``,
@@ -32,7 +32,7 @@ def hardware_table() -> pd.DataFrame:
     Examples
     --------
     >>> t = hardware_table()
-    >>> float(t.set_index("id").loc["h200", "mem_bw_tb_per_s"])
+    >>> float(t.loc["h200", "mem_bw_tb_per_s"])
     4.8
     """
     rows = []
@@ -60,7 +60,7 @@ def hardware_table() -> pd.DataFrame:
         row["price_date"] = rentals[-1].date if rentals else ""
         row["sources"] = " ".join(sorted(set(h.sources.values())))
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).set_index("id")
 
 
 def _ridge_or_nan(h: Hardware, fmt: str) -> float:
@@ -77,7 +77,7 @@ def model_table() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``id``, ``name``, ``attention``, ``layers``, ``hidden_size``, ``q_heads``,
+        Indexed by catalog ``id``; columns ``name``, ``attention``, ``layers``, ``hidden_size``, ``q_heads``,
         ``kv_heads``, ``head_dim``, ``experts``, ``top_k``, ``params_total_b`` and
         ``params_active_b`` (computed, billions), ``official_total_b``,
         ``official_active_b``, ``kv_bytes_per_token_bf16`` (all layers full),
@@ -86,7 +86,7 @@ def model_table() -> pd.DataFrame:
 
     Examples
     --------
-    >>> t = model_table().set_index("id")
+    >>> t = model_table()
     >>> int(t.loc["llama-3.1-70b", "kv_bytes_per_token_bf16"])
     327680
     """
@@ -107,4 +107,4 @@ def model_table() -> pd.DataFrame:
             expert_dtype=m.expert_dtype or "", embedding_dtype=m.embedding_dtype or "",
             sources=" ".join(sorted(set(m.sources.values()))),
         ))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).set_index("id")
