@@ -37,8 +37,10 @@ def test_render_check_names_raw_markup_and_missing_figures(tmp_path):
     check = _load("check_site")
     page = tmp_path / "physics" / "index.html"
     page.parent.mkdir()
-    page.write_text('<p>see :func:`x` and $$a$$</p><img src="missing.png">')
+    page.write_text('<p>see :func:`x` and $$a$$</p><img src="missing.png">'
+                    '<script src="https://cdn.example/highlight.min.js"></script>')
     problems = check.check(tmp_path)
     assert any("raw markup" in p for p in problems)
     assert any("image missing.png missing" in p for p in problems)
     assert any("no rendered formula" in p for p in problems)
+    assert any("must work offline" in p for p in problems)

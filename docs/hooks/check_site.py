@@ -3,7 +3,8 @@
     python docs/hooks/check_site.py SITE_DIR
 
 Exits 1 naming each failure: a page whose TeX was left raw (``$`` around TeX, ``.. math::``,
-``:func:``), an ``<img>`` whose file is missing, or a sample page without its MathML.
+``:func:``), an ``<img>`` whose file is missing, a script or stylesheet loaded from the
+network (the build must work offline), or a sample page without its MathML.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def check(site: Path) -> list[str]:
         raw = _RAW.search(_text(html))
         if raw:
             errors.append(f"{page.relative_to(site)}: raw markup {raw.group(0)!r}")
+        for url in re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', html):
+            errors.append(f"{page.relative_to(site)}: loads {url} (the site must work offline)")
         for src in re.findall(r'<img[^>]+src="([^"]+)"', html):
             if not src.startswith(("http:", "https:", "data:")) and \
                     not (page.parent / src).resolve().exists():

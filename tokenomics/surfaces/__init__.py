@@ -72,6 +72,7 @@ _EXPORTS = {
     "WORST_CAUSES": ".docgen",
     "api_pages": ".docgen",
     "gallery": ".docgen",
+    "highlight_css": ".docgen",
     "export_sizing_sheet": ".export",
     "sizing_sheet": ".export",
     "export_sizing_workbook": ".workbook",

@@ -15,6 +15,7 @@ import inspect
 import io
 import os
 import runpy
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -273,9 +274,15 @@ def gallery(out: Path, examples: Path) -> None:
     """Run every example, capture its output and figures."""
     img = out / "img"
     img.mkdir(exist_ok=True)
+    scripts = out / "examples"
+    scripts.mkdir(exist_ok=True)
     os.environ.setdefault("MPLBACKEND", "Agg")
-    parts = ["# Gallery\n", "Every script in `examples/`, run when the docs are built; the "
-             "output below is theirs.\n"]
+    parts = ["# Gallery\n", "Every script in `examples/`, run when the docs are built: its "
+             "code, then the output and figures it produced. Each can be downloaded and run "
+             "as it is. The notebook `examples/notebook_quickstart.ipynb` is run by the tests.\n"]
+    for nb in sorted(examples.glob("*.ipynb")):
+        shutil.copy(nb, scripts / nb.name)
+        parts.append(f"[Download `{nb.name}`](examples/{nb.name})\n")
     for path in sorted(examples.glob("*.py")):
         buf = io.StringIO()
         cwd = os.getcwd()
@@ -287,11 +294,26 @@ def gallery(out: Path, examples: Path) -> None:
             os.chdir(cwd)
         text = path.read_text()
         first = text.split('"""')[1].strip() if text.startswith('"""') else ""
+        code = text.split('"""', 2)[2].strip() if text.startswith('"""') else text
+        shutil.copy(path, scripts / path.name)       # downloadable beside the page
         parts += [f"## {path.stem.replace('_', ' ')}\n", first, "",
-                  f"Source: `examples/{path.name}`\n", "```text", buf.getvalue().rstrip(), "```\n"]
+                  f"[Download `{path.name}`](examples/{path.name})\n", "```python", code,
+                  "```\n", "Output:\n", "```text", buf.getvalue().rstrip(), "```\n"]
         for png in sorted(img.glob(f"{path.stem}*.png")):
             parts.append(f"![{png.stem}](img/{png.name})\n")
     (out / "gallery.md").write_text("\n".join(parts))
+
+
+def highlight_css(out: Path) -> None:
+    """``pygments.css``: the colours of the code blocks, highlighted at build time by
+    Pygments (codehilite) instead of the theme's highlight.js from a CDN."""
+    try:
+        from pygments.formatters import HtmlFormatter
+    except ImportError:   # pragma: no cover - the docs extra installs Pygments
+        (out / "pygments.css").write_text("")
+        return
+    (out / "pygments.css").write_text(HtmlFormatter(style="default").get_style_defs(
+        ".codehilite") + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -305,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     calibration_page(out)
     api_pages(out)
     gallery(out, docs.parent / "examples")
+    highlight_css(out)
     print(f"wrote {out}")
     return 0
 
