@@ -141,3 +141,14 @@ def test_deployment_cost_reports_the_price_it_used():
     assert (u.usd_per_device_hour, u.price_tier) == (3.0, "user")
     # same throughput, so cost scales with the price: 5.408 / 4.54
     assert cb.output_usd_per_mtok / c.output_usd_per_mtok == pytest.approx(5.408 / 4.54)
+
+
+def test_deployment_cost_frame_one_row_per_batch_with_its_price():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    c = deployment_cost(d, [8, 64], 4096, usd_per_device_hour=2.0)
+    f = c.to_frame()
+    assert len(f) == 2 and set(f.price_usd_per_device_hour) == {2.0}
+    # $2/hour / 3600 s / (output tok/s per device) x 1e6
+    assert f.output_usd_per_mtok.tolist() == pytest.approx(
+        (2.0 / 3600 / f.output_tokens_per_s_per_device * 1e6).tolist(), rel=1e-12)
+    assert f.price_tier.iloc[0] == "user"

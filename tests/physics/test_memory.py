@@ -266,3 +266,12 @@ def test_more_stages_than_layers_is_refused_with_the_reason():
     d = tk.Deployment("deepseek-v3", "l4", tp=8)
     with pytest.raises(tk.DoesNotFitError, match="kv_shard='all'"):
         min_devices(d, 256, 131072)
+
+
+def test_memory_fit_frame_carries_its_inputs_as_whole_numbers():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    f = tk.memory_fit(d, [1, 8], 4096).to_frame()
+    assert list(f.columns[:2]) == ["batch", "context_tokens"]
+    assert f.batch.tolist() == [1, 8] and f.batch.dtype.kind == "i"
+    # KV: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B/token x 4,096 x 8 sequences
+    assert f.kv_bytes.iloc[1] == 131_072 * 4096 * 8

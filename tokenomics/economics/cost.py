@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import (
@@ -110,6 +111,29 @@ class DeploymentCost:
     def price_usd_per_device_hour(self) -> float:
         """The device-hour price used [USD/hour]."""
         return self.usd_per_device_hour
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per point: cost per million tokens by phase [USD/Mtok], the throughputs
+        they follow from [token/s per device], and the price with its tier, date and source.
+
+        Examples
+        --------
+        >>> import tokenomics as tk
+        >>> c = tk.deployment_cost(tk.Deployment("llama-3.1-8b", "h100-sxm"), [8, 64], 4096,
+        ...                        usd_per_device_hour=2.0)
+        >>> list(c.to_frame().columns[:3])
+        ['input_usd_per_mtok', 'cached_input_usd_per_mtok', 'output_usd_per_mtok']
+        """
+        num = ("input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok",
+               "input_tokens_per_s_per_device", "output_tokens_per_s_per_device")
+        shape = np.broadcast(*(np.asarray(getattr(self, n)) for n in num)).shape
+        cols: dict[str, Any] = {n: np.ravel(np.broadcast_to(getattr(self, n), shape))
+                                for n in num}
+        rows = len(cols[num[0]])
+        cols.update(price_usd_per_device_hour=[self.usd_per_device_hour] * rows,
+                    price_tier=[self.price_tier] * rows, price_date=[self.price_date] * rows,
+                    price_source=[self.price_source] * rows)
+        return pd.DataFrame(cols)
 
     def blended(self, input_tokens: Any, output_tokens: Any, cache_hit_rate: Any = 0.0) -> Any:
         """Cost per million tokens of a workload mix (input + output tokens) [USD/Mtok].

@@ -183,6 +183,8 @@ class MemoryFit:
     free_bytes : array
         ``usable_bytes - total_bytes`` (negative when it does not fit).
     fits : array of bool
+    batch, context_tokens : array or None
+        The point each value is at (sequences, tokens); None when built by hand.
     """
 
     weights_bytes: Any
@@ -194,12 +196,19 @@ class MemoryFit:
     usable_bytes: float
     free_bytes: Any
     fits: Any
+    batch: Any = None
+    context_tokens: Any = None
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per point, unit-suffixed columns."""
-        cols = {f.name: np.ravel(np.broadcast_to(getattr(self, f.name),
-                                                 np.shape(self.total_bytes)))
-                for f in fields(self)}
+        """One row per point: the inputs (``batch``, ``context_tokens``) first, then the
+        byte terms [B] and ``fits``."""
+        shape = np.shape(self.total_bytes)
+        names = [f.name for f in fields(self) if f.name not in ("batch", "context_tokens")]
+        inputs = [n for n in ("batch", "context_tokens") if getattr(self, n) is not None]
+        cols = {n: np.ravel(np.broadcast_to(getattr(self, n), shape)) for n in inputs + names}
+        for n in inputs:    # whole sequences and tokens as integers
+            if np.all(np.mod(cols[n], 1) == 0):
+                cols[n] = cols[n].astype(np.int64)
         return pd.DataFrame(cols)
 
 
@@ -257,6 +266,7 @@ def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
         total_bytes=V.scalar_or_array(total), capacity_bytes=cap, usable_bytes=usable,
         free_bytes=V.scalar_or_array(free), fits=V.scalar_or_array(free >= 0)
         if np.ndim(free) else bool(free >= 0),
+        batch=V.scalar_or_array(b + 0 * c), context_tokens=V.scalar_or_array(c + 0 * b),
     )
 
 

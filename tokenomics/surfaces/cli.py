@@ -613,8 +613,7 @@ def _report_memory(d: Deployment, batches: list[int], ctx: int, mb: int,
     """memory.csv over the report's batches, and the memory line of the report."""
     import tokenomics as tk
 
-    fit = tk.memory_fit(d, batches, ctx).to_frame()
-    fit.insert(0, "batch", batches)
+    fit = tk.memory_fit(d, batches, ctx).to_frame()      # batch and context columns first
     fit.to_csv(out / "memory.csv", index=False)
     pooled = tk.min_devices(d.model, d.hardware, 1, ctx, d.weight_dtype, d.kv_dtype,
                             d.usable_memory_fraction)
