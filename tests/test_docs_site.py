@@ -44,3 +44,19 @@ def test_render_check_names_raw_markup_and_missing_figures(tmp_path):
     assert any("image missing.png missing" in p for p in problems)
     assert any("no rendered formula" in p for p in problems)
     assert any("must work offline" in p for p in problems)
+
+
+def test_every_api_page_goes_into_the_navigation_by_stage(tmp_path):
+    nav_hook = _load("api_nav")
+    api = tmp_path / "generated" / "api"
+    api.mkdir(parents=True)
+    for name in ("index", "physics.roofline", "core.units", "physics.kv"):
+        (api / f"{name}.md").write_text("# x\n")
+    config = {"docs_dir": str(tmp_path), "nav": [{"Home": "index.md"},
+                                                 {"API reference": "generated/api/index.md"}]}
+    section = nav_hook.on_config(config)["nav"][1]["API reference"]
+    assert section[0] == {"Index": "generated/api/index.md"}
+    # stages in data-flow order (core before physics), modules by name
+    assert [list(s)[0] for s in section[1:]] == ["core", "physics"]
+    assert section[2]["physics"] == [{"kv": "generated/api/physics.kv.md"},
+                                     {"roofline": "generated/api/physics.roofline.md"}]
