@@ -71,9 +71,12 @@ def test_a_module_that_cannot_be_documented_stops_the_build(tmp_path, monkeypatc
 def test_catalog_pages_hold_the_datasheet_rows_and_their_sources(tmp_path):
     catalog_pages(tmp_path)
     hw = (tmp_path / "catalog-hardware.md").read_text()
-    row = next(line for line in hw.splitlines() if line.startswith("| h100-sxm |"))
+    rows = [line for line in hw.splitlines() if line.startswith("| h100-sxm |")]
+    assert len(rows) == 3                          # compute, memory and links, price tables
+    # dense BF16 989.4 TFLOP/s, ridge 989.4 / 3.35 = 295.3 FLOP/B
+    assert "| 989.4 |" in rows[0] and "| 295.3 |" in rows[0]
     # physical 80 GiB = 85.9 GB, visible 81,559 MiB = 85.52 GB, 3.35 TB/s (NVIDIA datasheet)
-    assert "| 85.9 | 85.52 | 3.35 |" in row
+    assert "| 85.9 | 85.52 | 3.35 |" in rows[1]
     assert "## Sources" in hw
     models = (tmp_path / "catalog-models.md").read_text()
     row = next(line for line in models.splitlines() if line.startswith("| llama-3.1-70b |"))

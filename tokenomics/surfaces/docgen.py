@@ -55,10 +55,23 @@ def catalog_pages(out: Path) -> None:
 
     hw = hardware_table().reset_index()
     keys = {k for s in hw.sources for k in s.split()}
+    # three narrow tables instead of one of 27 columns, each led by the id
+    groups = {
+        "Compute: dense peaks [TFLOP/s] and ridge points [FLOP/B]":
+            [c for c in hw.columns if c.startswith(("peak_", "ridge_"))],
+        "Memory, links and power":
+            ["status", "mem_capacity_gb", "mem_visible_gb", "mem_bw_tb_per_s", "sram_mb",
+             "scale_up_gb_per_s_per_direction", "scale_up_domain_size",
+             "scale_out_gb_per_s_per_direction", "tdp_w"],
+        "Latest rental price": ["vendor", "price_usd_per_hour", "price_tier", "price_date"],
+    }
+    body = "".join(f"\n## {title}\n\n" + _md_table(hw[["id", *cols]])
+                   for title, cols in groups.items())
     (out / "catalog-hardware.md").write_text(
         "# Hardware catalog\n\nGenerated from `hardware_catalog/` (dense peaks; GB = 1e9 B; "
-        "link bandwidths per direction). Empty cells: not published or not supported.\n\n"
-        + _md_table(hw.drop(columns=["sources"])) + "\n## Sources\n\n" + _sources_table(keys))
+        "link bandwidths per direction). Empty cells: not published or not supported. "
+        "`tk.hardware_table()` has every column in one frame, indexed by id.\n"
+        + body + "\n## Sources\n\n" + _sources_table(keys))
     md = model_table().reset_index()
     mkeys = {k for s in md.sources for k in s.split()}
     (out / "catalog-models.md").write_text(
