@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 import tokenomics as tk
 from tokenomics.pareto.curves import decode_curve
-from tokenomics.pareto.envelope import _overlapping_pairs, crossings, frontier, pareto_mask
+from tokenomics.pareto.envelope import (
+    _dominated,
+    _overlapping_pairs,
+    crossings,
+    frontier,
+    pareto_mask,
+)
 
 # The dense-deployment strategy and the brute-force helper are repeated in test_curves.py,
 # test_envelope.py and test_queries.py (test modules do not import each other).
@@ -60,6 +66,23 @@ def test_envelope_equals_brute_force_nondominated_set(deps, ctx):
     for xi, yi in zip(x[keep], y[keep], strict=True):
         beaten = (xi >= fx * (1 + 1e-9)) & (yi >= fy * (1 + 1e-9))
         assert not beaten.any()
+
+
+@given(deps=st.lists(dense_deployment(), min_size=2, max_size=5), ctx=st.integers(256, 8192))
+def test_dominated_flags_equal_the_full_envelope_test(deps, ctx):
+    # the frontier tests only the non-dominated candidates against every curve (issue 15:
+    # the cost grows about linearly); the flags must equal testing every candidate row
+    f = frontier(deps, ctx, efficiency="deployment", include_dominated=True)
+    x, y = f.tokens_per_s_per_user.to_numpy(), f.tokens_per_s_per_device.to_numpy()
+    curves = [decode_curve(d, ctx) for d in deps]
+    env = np.nanmax(np.vstack([c.throughput_at(x) for c in curves]), axis=0)
+    reference = _dominated(x, y) | (y < env * (1 - 1e-12))     # every row, every curve
+    # of points that coincide, which one counts as dominated depends on the row order (the
+    # table is sorted after the test): compare the rows whose point is their own
+    _, inv, counts = np.unique(np.round(np.c_[x, y], 9), axis=0, return_inverse=True,
+                               return_counts=True)
+    single = counts[inv.ravel()] == 1
+    assert (f.dominated.to_numpy()[single] == reference[single]).all()
 
 
 @given(st.lists(st.tuples(st.floats(0, 100), st.floats(0, 20)), min_size=0, max_size=60))

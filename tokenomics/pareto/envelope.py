@@ -171,18 +171,19 @@ def _point_row(ci: int, c: DecodeCurve, xv: float, yv: float) -> _Row:
 
 
 def _rows_at_heights(ci: int, c: DecodeCurve, heights: list[float]) -> list[_Row]:
-    """Points where curve ``c`` falls to each height (inverting y(x) on straight segments)."""
-    rows = []
+    """Points where curve ``c`` falls to each height (inverting y(x) on straight segments),
+    every (height, segment) pair at once."""
     cx, cy = c.tokens_per_s_per_user, c.tokens_per_s_per_device
-    for Y in heights:
-        idx = np.nonzero((cy[:-1] <= Y) & (cy[1:] >= Y) & (cy[1:] > cy[:-1]))[0]
-        for si in idx:
-            w = (Y - cy[si]) / (cy[si + 1] - cy[si])
-            xv = float(cx[si] + w * (cx[si + 1] - cx[si]))
-            yv = float(c.throughput_at(xv))
-            if np.isfinite(yv):
-                rows.append(_point_row(ci, c, xv, yv))
-    return rows
+    Y = np.asarray(heights, float)[:, None]
+    lo, hi = cy[:-1][None, :], cy[1:][None, :]
+    hit_y, seg = np.nonzero((lo <= Y) & (hi >= Y) & (hi > lo))   # by height, then segment
+    if not len(seg):
+        return []
+    w = (Y[hit_y, 0] - cy[seg]) / (cy[seg + 1] - cy[seg])
+    xv = cx[seg] + w * (cx[seg + 1] - cx[seg])
+    yv = c.throughput_at(xv)
+    return [_point_row(ci, c, float(a), float(b))
+            for a, b in zip(xv, yv, strict=True) if np.isfinite(b)]
 
 
 def _end_rows(curves: list[DecodeCurve]) -> list[_Row]:
@@ -209,9 +210,12 @@ def _off_frontier(rows: list[_Row], curves: list[DecodeCurve]) -> np.ndarray:
     """Mask of rows below the envelope (a curve higher at the same x) or dominated."""
     arr = np.asarray(rows, float)
     x, y = arr[:, 3], arr[:, 4]
-    env = np.nanmax(np.vstack([c.throughput_at(x) for c in curves]), axis=0)
-    below = y < env * (1 - 1e-12)
-    return _dominated(x, y) | below
+    off = _dominated(x, y)
+    keep = np.flatnonzero(~off)      # a dominated row is off whatever the envelope: test the rest
+    xs = x[keep]
+    env = np.nanmax(np.vstack([c.throughput_at(xs) for c in curves]), axis=0)
+    off[keep] = y[keep] < env * (1 - 1e-12)
+    return off
 
 
 def _frontier_record(cur: DecodeCurve, row: _Row, priced: dict[str, Any],
