@@ -89,3 +89,12 @@ def test_markdown_table_escapes_pipes_and_blanks_nan():
 
     t = _md_table(pd.DataFrame({"a": ["x|y"], "b": [float("nan")], "c": [1 / 3]}))
     assert t.splitlines() == ["| a | b | c |", "|---|---|---|", "| x\\|y |  | 0.3333 |"]
+
+
+def test_highlight_css_styles_the_codehilite_blocks(tmp_path):
+    from tokenomics.surfaces.docgen import highlight_css
+
+    highlight_css(tmp_path)
+    css = (tmp_path / "pygments.css").read_text()
+    # Pygments' token classes under the block class codehilite writes: .k (keyword), .s (string)
+    assert ".codehilite .k " in css and ".codehilite .s " in css

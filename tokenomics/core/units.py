@@ -118,15 +118,9 @@ def registry() -> Any:
     return ureg
 
 
-#: The library's units that pint's default registry lacks, added to the application registry.
-_APPLICATION_DEFINITIONS = (
-    "token = [token] = tok",
-    "USD = [currency] = usd",
-    "flop = [compute] = FLOP",
-    "op = flop = OP",
-    "FLOPS = flop / second",
-    "TOPS = 1e12 * op / second",
-)
+#: The library's units that pint's default registry lacks, added to the application registry
+#: (their lines of :data:`_DEFINITIONS`, so the two registries define them alike).
+_APPLICATION_UNITS = ("token", "USD", "flop", "op", "FLOPS", "TOPS")
 
 
 def _extend_application_registry() -> None:
@@ -137,8 +131,9 @@ def _extend_application_registry() -> None:
     import pint
 
     app = pint.get_application_registry()
-    for line in _APPLICATION_DEFINITIONS:
-        unit = line.split("=")[0].strip()
+    lines = {ln.split("=")[0].strip(): ln for ln in _DEFINITIONS.strip().splitlines()}
+    for unit in _APPLICATION_UNITS:
+        line = lines[unit]
         try:
             app.parse_units(unit)
         except pint.errors.UndefinedUnitError:
