@@ -118,6 +118,7 @@ def _valid(name: str) -> dict:
 NOT_FUZZED = {
     **{n: "an exception class" for n in ("CatalogError", "DoesNotFitError", "NotPublishedError",
                                          "TokenomicsError", "UnitError", "UnknownEntryError")},
+    "OperatingPoint": "a result (what best_at and cheapest_at return), not an input",
     "calibration_report": "refits the calibration once per held-out group (minutes a call)",
     "measured_vs_bound": "reads the bound-check file; no arguments a caller supplies",
     "use_catalog": "changes the process-wide catalog search path (tests/data/test_user_catalog)",

@@ -78,6 +78,7 @@ _TOP = {
     ),
     "pareto": (
         "best_at", "cheapest_at", "crossings", "decode_curve", "DecodeCurve", "frontier",
+        "OperatingPoint",
         "pareto_mask", "speed_premium", "SpeedPremium", "sweep",
     ),
     "surfaces": (

@@ -29,7 +29,9 @@ def test_the_premium_is_the_ratio_of_the_two_best_points(dense_frontier):
     c0 = tk.best_at(dense_frontier, 40.0).cost_usd_per_mtok
     c1 = tk.best_at(dense_frontier, 100.0).cost_usd_per_mtok
     assert p.cost_ratio == pytest.approx(c1 / c0, rel=1e-12)
-    assert float(p.fast.tokens_per_s_per_user) == pytest.approx(100.0)
+    # read at the largest whole batch that meets 100 tokens/s per user: at most one
+    # batch's worth above the line
+    assert 100.0 <= p.fast.tokens_per_s_per_user <= 101.0
 
 
 def test_s27_a_dense_70b_with_tensor_parallel_headroom_does_not_explain_6x(dense_frontier):

@@ -67,8 +67,18 @@ def test_best_at_on_a_frontier_is_its_value_at_x():
     r = best_at(f, 100)
     curves = [decode_curve(d, 4096) for d in deps]
     env = np.nanmax([c.throughput_at(100.0) for c in curves])
-    assert r.tokens_per_s_per_user == 100
-    assert r.tokens_per_s_per_device == pytest.approx(env, rel=1e-9)
+    # the largest whole batch at or above the line, at most the continuous envelope there
+    assert isinstance(r.batch, int) and r.tokens_per_s_per_user >= 100
+    assert r.tokens_per_s_per_device <= env * (1 + 1e-12)
+    # the same answer as inverting each curve exactly at whole batches (issue 14: a frontier
+    # gave batch 977.24 and 90.26 where the deployments gave whole batches)
+    exact = best_at(deps, 100, context_tokens=4096, efficiency="deployment")
+    assert (r.batch, r.label) == (exact.batch, exact.label)
+    assert r.tokens_per_s_per_device == pytest.approx(exact.tokens_per_s_per_device, rel=1e-9)
+    assert r.step_time_s == pytest.approx(exact.step_time_s, rel=1e-9)
+    # one batch more would fall below the line
+    d = next(x for x in deps if tk.pareto.deployment_label(x) == r.label)
+    assert 1 / tk.decode(d, r.batch + 1, 4096).step_time_s < 100
     with pytest.raises(tk.TokenomicsError, match="no configuration reaches 5000"):
         best_at(f, 5000)
 
@@ -133,3 +143,25 @@ def test_sweep_and_frontier_carry_price_columns():
     # AWS p5.48xlarge $98.32 / 8 GPUs = $12.29 (computespec-cost-per-gpu-hour)
     assert (f.price_usd_per_device_hour == 12.29).all() and 98.32 / 8 == pytest.approx(12.29)
     assert f.attrs["price_basis"] == "hyperscaler-on-demand, latest"
+
+
+def test_operating_point_is_typed_read_only_and_tabulates():
+    # issue 14: best_at / cheapest_at returned object-dtype Series
+    deps = [tk.Deployment("llama-3.1-8b", h) for h in ("h100-sxm", "h200")]
+    r = cheapest_at(deps, 50, 2048, prices={"h100-sxm": 2.0, "h200": 3.0})
+    assert r["batch"] == r.batch and isinstance(r.batch, int) and r.batch >= 1
+    assert r.attrs["price_basis"]
+    f = r.to_frame()
+    assert list(f.index) == [r.label] and f.loc[r.label, "hardware"] == r.hardware
+    for col in ("tokens_per_s_per_user", "tokens_per_s_per_device", "cost_usd_per_mtok",
+                "step_time_s", "batch", "tp"):
+        assert f[col].dtype.kind in "if", col
+    # cost is price over throughput: USD per device-hour / (tokens/s x 3600) x 1e6
+    p = 2.0 if r.hardware == "h100-sxm" else 3.0
+    assert r.cost_usd_per_mtok == pytest.approx(p / (r.tokens_per_s_per_device * 3600) * 1e6)
+    with pytest.raises(AttributeError, match="read-only"):
+        r.batch = 3
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        getattr(r, "nope")  # noqa: B009
+    assert f"batch={r.batch}" in repr(r) and r.label in repr(r)
+    assert dict(r) == r.to_series().to_dict()

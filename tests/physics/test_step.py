@@ -124,3 +124,24 @@ def test_prefill_batch_and_ttft_aliases():
     r = tk.prefill(d, [1024, 2048], batch=2)
     assert np.all(np.asarray(r.ttft_s) == np.asarray(r.time_s))
     assert r.bound[0] == "compute"
+
+
+def test_operator_table_rows_are_operators_and_the_total_sums_them():
+    # issue 14: a "total" row among the data broke t.time_s.sum() and groupbys
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    t = tk.operator_table(d, "decode", batch=8, context_tokens=4096)
+    assert "total" not in set(t.operator)
+    tot = t.attrs["total"]
+    assert tot["time_s"] == pytest.approx(t.time_s.sum(), rel=1e-12)
+    assert tot["flops"] == pytest.approx(t.flops.sum(), rel=1e-12)
+    assert tot["intensity_flop_per_byte"] == pytest.approx(t.flops.sum() / t.bytes.sum())
+    # the sum over operators of max(compute, memory) is the step's roofline time
+    assert tot["time_s"] == pytest.approx(float(tk.decode(d, 8, 4096).roofline_s), rel=1e-12)
+
+
+def test_step_frames_name_the_time_by_phase_once():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    dec = tk.decode(d, [1, 8], 1024).to_frame()
+    pre = tk.prefill(d, 1024).to_frame()
+    assert "step_time_s" in dec and "time_s" not in dec and "ttft_s" not in dec
+    assert "ttft_s" in pre and "time_s" not in pre and "step_time_s" not in pre

@@ -43,6 +43,7 @@ _EXPORTS = {
     "SpeedPremium": ".premium",
     "speed_premium": ".premium",
     "premium_curve": ".premium",
+    "OperatingPoint": ".queries",
     "best_at": ".queries",
     "cheapest_at": ".queries",
     "sweep": ".queries",

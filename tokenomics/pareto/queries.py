@@ -21,6 +21,7 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,66 @@ from tokenomics.pareto.inputs import (
     price_columns,
     with_efficiency,
 )
+
+
+class OperatingPoint(Mapping):
+    """One configuration at one batch: the answer of :func:`best_at` and :func:`cheapest_at`.
+
+    Every field reads as an attribute or a key (``r.batch``, ``r["label"]``); numbers keep
+    their own types (the batch a whole ``int`` where it is one), so nothing is an
+    object-dtype Series. Fields: ``tokens_per_s_per_user`` [token/s],
+    ``tokens_per_s_per_device`` [token/s], ``step_time_s`` [s], ``batch`` [sequence],
+    ``cost_usd_per_mtok`` [USD/Mtok], ``label``, the configuration columns (``model``,
+    ``hardware``, ``tp``, ...) and the price columns.
+
+    Attributes
+    ----------
+    attrs : dict
+        Metadata (``price_basis`` for :func:`cheapest_at`).
+    """
+
+    def __init__(self, values: Mapping[str, Any], attrs: Mapping[str, Any] | None = None):
+        object.__setattr__(self, "_values", {k: _plain(v) for k, v in values.items()})
+        object.__setattr__(self, "attrs", dict(attrs or {}))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(f"OperatingPoint has no field {name!r}; fields: "
+                                 f"{', '.join(self.__dict__['_values'])}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("an OperatingPoint is read-only")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def to_series(self) -> pd.Series:
+        """The fields as a pandas Series (object dtype: it mixes numbers and labels)."""
+        return pd.Series(self._values)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row, indexed by ``label``, each column with its own dtype."""
+        return pd.DataFrame([self._values]).set_index("label")
+
+    def __repr__(self) -> str:
+        v = self._values
+        head = ", ".join(f"{k}={v[k]:.4g}" if isinstance(v[k], float) else f"{k}={v[k]!r}"
+                         for k in ("batch", "tokens_per_s_per_user",
+                                   "tokens_per_s_per_device", "cost_usd_per_mtok") if k in v)
+        return f"OperatingPoint({v.get('label', '')!r}, {head})"
+
+
+def _plain(v: Any) -> Any:
+    """A numpy scalar as the Python number it holds (for readable fields and reprs)."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def best_at(deployments: Any, min_tokens_per_s_per_user: float,
@@ -64,9 +125,10 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
 
     Returns
     -------
-    pandas.Series
-        The winning point: ``tokens_per_s_per_user``, ``tokens_per_s_per_device``, ``batch``,
-        configuration columns.
+    OperatingPoint
+        The winning point: ``tokens_per_s_per_user``, ``tokens_per_s_per_device``,
+        ``step_time_s``, ``batch`` (the largest whole batch that meets the floor, on a
+        frontier too), configuration columns; ``to_frame()`` gives one typed row.
 
     Raises
     ------
@@ -85,25 +147,7 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
     X = V.single_amount(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user",
                                    "token/s"), "min_tokens_per_s_per_user", "token/s")
     if isinstance(deployments, pd.DataFrame) and "tokens_per_s_per_user" in deployments:
-        f = deployments.sort_values("tokens_per_s_per_user").reset_index(drop=True)
-        xs = f.tokens_per_s_per_user.to_numpy()
-        if X > xs[-1] * (1 + 1e-12):
-            raise TokenomicsError(
-                f"no configuration reaches {X:g} tokens/s per user; the fastest on this "
-                f"frontier gives {xs[-1]:.4g} ({f.label.iloc[-1]})")
-        k = int(np.searchsorted(xs, X))
-        row = f.iloc[k].copy()
-        if k > 0 and xs[k] > X and f.label.iloc[k] == f.label.iloc[k - 1]:
-            # on a straight segment of one curve: interpolate exactly
-            w = (X - xs[k - 1]) / (xs[k] - xs[k - 1])
-            for col in ("tokens_per_s_per_device", "batch", "step_time_s"):
-                row[col] = f[col].iloc[k - 1] + w * (f[col].iloc[k] - f[col].iloc[k - 1])
-            row["tokens_per_s_per_user"] = X
-            p = float(row.get("price_usd_per_device_hour", math.nan))
-            if math.isfinite(p):    # the cost at the interpolated throughput, not the vertex's
-                row["cost_usd_per_mtok"] = float(
-                    cost_per_million_tokens(p, row["tokens_per_s_per_device"]))
-        return row
+        return _on_frontier(deployments, X)
     if context_tokens is None:
         raise TokenomicsError("context_tokens is required when giving deployments")
     deps = with_efficiency(deployments_of(deployments), efficiency)
@@ -114,7 +158,40 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
                       for c in _curves(deps, context_tokens, speculation))
         raise TokenomicsError(f"no configuration reaches {X:g} tokens/s per user; the fastest "
                               f"gives {fastest:.4g} at batch 1")
-    return max(pts, key=lambda r: r.tokens_per_s_per_device)
+    return OperatingPoint(max(pts, key=lambda r: r["tokens_per_s_per_device"]))
+
+
+def _on_frontier(frontier: pd.DataFrame, X: float) -> OperatingPoint:
+    """The frontier read at the floor ``X``, at the largest whole batch that meets it.
+
+    Between two consecutive frontier points of one curve the step time is linear in the
+    batch (the envelope keeps every kink), so the batch where the curve crosses ``X``
+    (step time :math:`E/X`, :math:`E` tokens per step) is interpolated in step time, rounded
+    down to a whole batch, and the point recomputed there.
+    """
+    f = frontier.sort_values("tokens_per_s_per_user").reset_index(drop=True)
+    xs = f.tokens_per_s_per_user.to_numpy()
+    if X > xs[-1] * (1 + 1e-12):
+        raise TokenomicsError(
+            f"no configuration reaches {X:g} tokens/s per user; the fastest on this "
+            f"frontier gives {xs[-1]:.4g} ({f.label.iloc[-1]})")
+    k = int(np.searchsorted(xs, X * (1 - 1e-12)))
+    row = f.iloc[k].to_dict()
+    piece = [j for j in (k + 1, k, k - 1) if 0 <= j < len(f) and f.label.iloc[j] == row["label"]]
+    Bs, ts = f.batch.to_numpy()[piece], f.step_time_s.to_numpy()[piece]   # batch ascending
+    E = xs[k] * ts[piece.index(k)]
+    b_cross = float(np.interp(E / X, ts, Bs))
+    B = math.floor(b_cross + 1e-9)
+    if B < Bs[0] or B == row["batch"]:
+        return OperatingPoint(row)
+    t = float(np.interp(B, Bs, ts))
+    scale = (B / row["batch"]) * (row["step_time_s"] / t)     # tokens/s per device ratio
+    row.update(batch=int(B), step_time_s=t, tokens_per_s_per_user=E / t,
+               tokens_per_s_per_device=row["tokens_per_s_per_device"] * scale)
+    for col in ("cost_usd_per_mtok", "joules_per_token"):     # both inverse in throughput
+        if col in row and math.isfinite(row[col]):
+            row[col] = row[col] / scale
+    return OperatingPoint(row)
 
 
 def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[DecodeCurve]:
@@ -128,7 +205,7 @@ def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[D
 
 
 def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculation: Any,
-                     priced: dict[str, Any]) -> list[pd.Series]:
+                     priced: dict[str, Any]) -> list[dict[str, Any]]:
     """Each curve's best whole-batch point with interactivity >= X (exact bisection)."""
     out = []
     for c in _curves(deployments, context_tokens, speculation):
@@ -149,12 +226,12 @@ def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculat
         y = lo * E / t / dep.n_devices
         pc = price_columns(priced.get(dep.hardware.id))
         p = pc["price_usd_per_device_hour"]
-        out.append(pd.Series(dict(
+        out.append(dict(
             tokens_per_s_per_user=E / t, tokens_per_s_per_device=y, step_time_s=t,
-            batch=float(lo), cost_usd_per_mtok=float(cost_per_million_tokens(p, y))
+            batch=int(lo), cost_usd_per_mtok=float(cost_per_million_tokens(p, y))
             if math.isfinite(p) else float("nan"),
             label=deployment_label(dep, c.speculation), **config_columns(dep),
-            speculation_k=int(c.speculation["k"]) if c.speculation else 0, **pc)))
+            speculation_k=int(c.speculation["k"]) if c.speculation else 0, **pc))
     return out
 
 
@@ -173,7 +250,7 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
 
     Returns
     -------
-    pandas.Series
+    OperatingPoint
         The winner as in :func:`best_at`, with ``cost_usd_per_mtok`` [USD/Mtok] and the price
         it used: ``price_usd_per_device_hour`` [USD/hour], ``price_tier``, ``price_date``
         (``attrs["price_basis"]`` names the basis).
@@ -197,14 +274,13 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     basis = as_price_basis(price_basis)
     priced = device_prices(deps, prices, basis)
     pts = [r for r in _curve_points_at(deps, X, context_tokens, speculation, priced)
-           if math.isfinite(r.cost_usd_per_mtok)]
+           if math.isfinite(r["cost_usd_per_mtok"])]
     if not pts:
         raise TokenomicsError(f"no priced configuration reaches {X:g} tokens/s per user "
                               f"(check prices= for hardware without a catalog price on the "
                               f"basis '{basis.label}')")
-    best = min(pts, key=lambda r: r.cost_usd_per_mtok)
-    best.attrs["price_basis"] = basis.label
-    return best
+    return OperatingPoint(min(pts, key=lambda r: r["cost_usd_per_mtok"]),
+                          attrs={"price_basis": basis.label})
 
 
 def sweep(deployments: Any, batch: Any, context_tokens: Any,
@@ -250,7 +326,7 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
         p = pc["price_usd_per_device_hour"]
         df = pd.DataFrame({
             "batch": r.batch, "context_tokens": r.context_tokens,
-            "step_time_s": r.time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
+            "step_time_s": r.step_time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
             "tokens_per_s_per_device": r.tokens_per_s_per_device, "bound": r.bound,
             "fits": r.fits})
         df["cost_usd_per_mtok"] = (

@@ -134,16 +134,17 @@ class StepResult:
     def to_frame(self) -> pd.DataFrame:
         """Tidy DataFrame, one row per point, unit-suffixed columns.
 
-        Besides ``time_s`` it carries the phase's own name for it: ``step_time_s`` (decode)
-        or ``ttft_s`` (prefill, midfill).
+        The step time is one column named by the phase: ``step_time_s`` (decode) or
+        ``ttft_s`` (prefill, midfill), placed where ``time_s`` sits among the fields.
         """
         shape = np.shape(self.time_s)
+        name = "step_time_s" if self.phase == "decode" else "ttft_s"
         cols: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            cols[f.name] = [v] * int(np.prod(shape)) if f.name in ("phase", "efficiency") \
-                else np.ravel(np.broadcast_to(v, shape))
-        cols["step_time_s" if self.phase == "decode" else "ttft_s"] = cols["time_s"]
+            cols[name if f.name == "time_s" else f.name] = (
+                [v] * int(np.prod(shape)) if f.name in ("phase", "efficiency")
+                else np.ravel(np.broadcast_to(v, shape)))
         return pd.DataFrame(cols)
 
 

@@ -213,8 +213,10 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     pandas.DataFrame
         Columns ``operator``, ``flops``, ``weight_bytes``, ``kv_bytes``, ``act_bytes``,
         ``bytes``, ``intensity_flop_per_byte``, ``ridge_flop_per_byte``, ``bound``,
-        ``compute_time_s``, ``memory_time_s``, ``time_s``, ``time_share`` (per device), and a
-        final ``total`` row.
+        ``compute_time_s``, ``memory_time_s``, ``time_s``, ``time_share`` (per device), one
+        row per operator. The step's totals (the same columns summed; ``bound`` the step's,
+        intensity total FLOPs over total bytes) are in ``attrs["total"]`` (a dict), not among
+        the rows, so ``t.time_s.sum()`` is the step's roofline time.
 
     References
     ----------
@@ -227,6 +229,8 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     >>> t = operator_table(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4), "decode",
     ...                    batch=1, context_tokens=4096)
     >>> t.set_index("operator").loc["attn_core", "bound"]
+    'memory'
+    >>> t.attrs["total"]["bound"]
     'memory'
     """
     if not isinstance(phase, str) or phase not in ("decode", "prefill", "midfill"):
@@ -272,7 +276,8 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
                  ridge_flop_per_byte=ridge, bound=str(t.bound),
                  compute_time_s=df.compute_time_s.sum(), memory_time_s=df.memory_time_s.sum(),
                  time_s=tot, time_share=1.0)
-    return pd.concat([df, pd.DataFrame([total])], ignore_index=True)
+    df.attrs["total"] = {k: (v if isinstance(v, str) else float(v)) for k, v in total.items()}
+    return df
 
 
 def _first(x: Any) -> Any:

@@ -288,10 +288,9 @@ def cmd_decode(a: argparse.Namespace) -> None:
     d = _deployment(a)
     B, C = np.meshgrid(np.asarray(a.batch, float), np.asarray(a.context, float), indexing="ij")
     r = tk.decode(d, B.ravel(), C.ravel(), on_oom="mark")
-    df = r.to_frame()[["batch", "context_tokens", "time_s", "tokens_per_s_per_user",
+    df = r.to_frame()[["batch", "context_tokens", "step_time_s", "tokens_per_s_per_user",
                        "tokens_per_s_per_device", "bound", "compute_time_s", "memory_time_s",
-                       "comm_time_s", "overhead_s", "fits"]].rename(
-        columns={"time_s": "step_time_s"})
+                       "comm_time_s", "overhead_s", "fits"]]
     _emit(df, a, f"decode: {d.model.id} on {d.n_devices} x {d.hardware.id} (tp={d.tp}, "
           f"pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}, compute "
           f"{d.compute_dtype}; {_label(d)}")

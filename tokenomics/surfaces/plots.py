@@ -213,7 +213,6 @@ def _place_operators(ax: Axes, sets: list[_OpSet]) -> tuple[
     names: list[tuple[float, float, str]] = []
     families: set[str] = set()
     for gid, text, marker, t in sets:
-        t = t[t.operator != "total"]
         ok = (t.flops > 0) & (t.bytes > 0) & (t.time_s > 0)
         t = t[ok]
         x = t.intensity_flop_per_byte.to_numpy(float)
@@ -481,7 +480,7 @@ def _draw_slo(ax: Axes, env: pd.DataFrame, slo: float, by: str) -> None:
     y = float(best.tokens_per_s_per_device)
     x = float(best.tokens_per_s_per_user)
     text = f"{y:.4g} tok/s/device"
-    if "batch" in best.index:
+    if "batch" in best:
         text += f", B={float(best.batch):.4g}"
     c = _cost_at(env, best, by)
     if math.isfinite(c):
@@ -509,13 +508,13 @@ def _frontier_frame(ax: Axes, f: pd.DataFrame) -> None:
     ax.legend(fontsize=7, loc="best")
 
 
-def _cost_at(env: pd.DataFrame, best: pd.Series, by: str) -> float:
+def _cost_at(env: pd.DataFrame, best: Any, by: str) -> float:
     """Cost [USD/Mtok] at the best point: USD per device-second of its group over its rate.
 
     :func:`tokenomics.best_at` interpolates the throughput but not the cost; cost times
     throughput is the group's price per device-second, constant along its curve.
     """
-    if "cost_usd_per_mtok" not in env.columns or by not in best.index:
+    if "cost_usd_per_mtok" not in env.columns or by not in best:
         return float("nan")
     g = env[env[by] == best[by]]
     k = (g.cost_usd_per_mtok * g.tokens_per_s_per_device).to_numpy(float)
