@@ -119,6 +119,7 @@ NOT_FUZZED = {
     **{n: "an exception class" for n in ("CatalogError", "DoesNotFitError", "NotPublishedError",
                                          "TokenomicsError", "UnitError", "UnknownEntryError")},
     "OperatingPoint": "a result (what best_at and cheapest_at return), not an input",
+    "ParamBreakdown": "a result (what param_breakdown returns), not an input",
     "calibration_report": "refits the calibration once per held-out group (minutes a call)",
     "measured_vs_bound": "reads the bound-check file; no arguments a caller supplies",
     "use_catalog": "changes the process-wide catalog search path (tests/data/test_user_catalog)",

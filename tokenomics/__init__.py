@@ -47,7 +47,7 @@ _TOP = {
         "expected_active_experts", "gemm_bytes", "gemm_flops", "gemm_intensity",
         "kv_bytes_per_token", "kv_bytes_per_token_per_layer", "kv_cache_bytes", "max_batch",
         "memory_fit", "MemoryBudget", "MemoryFit", "min_devices", "operator_table", "p2p_time",
-        "param_breakdown", "param_count", "pipeline_bubble_fraction", "prefill",
+        "param_breakdown", "ParamBreakdown", "param_count", "pipeline_bubble_fraction", "prefill",
         "reduce_scatter_time", "ridge_point", "roofline_time", "step_comm", "StepResult",
         "weight_bytes", "weight_bytes_per_device",
     ),

@@ -99,3 +99,14 @@ def test_moe_layer_patterns():
     # DeepSeek-V3: first 3 layers dense; Kimi K2: first 1.
     assert tk.model("deepseek-v3").num_dense_layers == 3
     assert tk.model("kimi-k2").num_dense_layers == 1
+
+
+def test_param_breakdown_tabulates_and_sums_to_the_count():
+    # issue 14: the breakdown was a bare dict; it stays one (b["attention"]) and tabulates
+    m = tk.model("deepseek-v3")
+    b = tk.param_breakdown(m)
+    t = b.to_frame()
+    assert t.index.name == "component" and t.parameters.dtype.kind == "f"
+    assert t.loc["routed_experts", "parameters"] == 58 * 256 * 3 * 7168 * 2048
+    assert t.parameters.sum() == pytest.approx(tk.param_count(m), rel=1e-12)
+    assert t.share.sum() == pytest.approx(1.0, rel=1e-12)

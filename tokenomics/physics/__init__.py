@@ -98,6 +98,7 @@ _EXPORTS = {
     "ffn_params": ".params",
     "expert_params": ".params",
     "param_breakdown": ".params",
+    "ParamBreakdown": ".params",
     "param_count": ".params",
     "ridge_point": ".roofline",
     "gemm_flops": ".roofline",

@@ -28,10 +28,15 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tokenomics.core import checks as V
 from tokenomics.data.boundary import inputs
 from tokenomics.data.specs import Model
 from tokenomics.physics import formulas as F
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def attention_params_per_layer(model: Model) -> float:
@@ -151,14 +156,39 @@ def expert_params(model: Model) -> float:
     return ffn_params(model, model.moe.expert_intermediate_size, bias=model.moe.expert_bias)
 
 
+class ParamBreakdown(dict):
+    """Parameters per component [parameters]: a ``dict`` that also tabulates.
+
+    ``b["attention"]`` reads one component; :meth:`to_frame` gives the table.
+    """
+
+    def to_series(self) -> pd.Series:
+        """The components as a float Series named ``parameters``."""
+        import pandas as pd
+
+        return pd.Series(dict(self), name="parameters", dtype=float)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per component (index ``component``): ``parameters`` and ``share`` of the
+        total (a fraction; 0 for an empty model)."""
+        import pandas as pd
+
+        s = self.to_series()
+        tot = float(s.sum())
+        df = pd.DataFrame({"parameters": s, "share": s / tot if tot else 0.0 * s})
+        df.index.name = "component"
+        return df
+
+
 @inputs(model="model")
-def param_breakdown(model: Model) -> dict[str, float]:
+def param_breakdown(model: Model) -> ParamBreakdown:
     """Parameters per component of the main model (MTP modules excluded) [parameters].
 
     Returns
     -------
-    dict
-        ``embedding`` (token + learned position tables), ``lm_head`` (0 when tied),
+    ParamBreakdown
+        A dict (with ``to_frame()``): ``embedding`` (token + learned position tables),
+        ``lm_head`` (0 when tied),
         ``attention`` (softmax-attention layers), ``linear_attention`` (Gated DeltaNet
         layers), ``norms``, ``dense_ffn``, ``router``, ``shared_experts``,
         ``routed_experts`` (all experts of all MoE layers).
@@ -188,7 +218,7 @@ def param_breakdown(model: Model) -> dict[str, float]:
         out["shared_experts"] = (
             m.num_shared_experts * ffn_params(model, m.shared_intermediate_size) * nl)
         out["routed_experts"] = m.num_experts * expert_params(model) * nl
-    return out
+    return ParamBreakdown(out)
 
 
 @inputs(model="model")
