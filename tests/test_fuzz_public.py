@@ -108,6 +108,7 @@ def _valid(name: str) -> dict:
         "Workload": dict(input_tokens=1024, output_tokens=128),
         "LengthDistribution": dict(tokens=[512, 2048], probabilities=[0.5, 0.5]),
         "Q_": dict(value=8.0, unit="token"),
+        "as_quantities": dict(result=o["cost"]), "unit_of": dict(name="step_time_s"),
     }
     kw = dict(common)
     kw.update(per.get(name, {}))

@@ -34,7 +34,8 @@ STAGES = ("core", "data", "physics", "serving", "economics", "calibration", "par
 _TOP = {
     "core": (
         "bytes_per_element", "CatalogError", "DoesNotFitError", "DType", "dtype", "formats",
-        "NotPublishedError", "Q_", "registry", "TokenomicsError", "UnitError", "UnknownEntryError",
+        "NotPublishedError", "Q_", "as_quantities", "unit_of", "registry", "TokenomicsError",
+        "UnitError", "UnknownEntryError",
     ),
     "data": (
         "Attention", "Deployment", "Efficiency", "Hardware", "hardware", "Link", "load_catalog",

@@ -102,3 +102,36 @@ def test_quantities_of_other_registries_are_read_in_the_library_units():
     assert as_magnitude(own.Quantity(700, "W"), "W") == 700
     with pytest.raises(tk.UnitError, match="inch .from another pint registry"):
         as_magnitude(own.Quantity(1, "inch"), "B")
+
+
+def test_capital_k_tokens_are_the_context_window_convention():
+    # Llama 3.1's "128K" context is 131,072 tokens (max_position_embeddings in its config);
+    # SI k and M stay decimal, as in USD per Mtok
+    assert tk.Q_(128, "Ktok").m_as("token") == 131_072 == tk.model("llama-3.1-8b").max_context
+    assert tk.Q_(128, "Ktoken").m_as("token") == tk.Q_(128, "Kitoken").m_as("token")
+    assert tk.Q_(128, "ktokens").m_as("token") == 128_000
+    assert tk.Q_(1, "Mtok").m_as("token") == 1_000_000
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    assert float(tk.decode(d, 1, tk.Q_(8, "Ktok")).context_tokens) == 8192
+    import pint
+    assert pint.get_application_registry().Quantity(128, "Ktoken").m_as("token") == 131_072
+
+
+def test_results_as_quantities_on_request():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    r = tk.decode(d, [1, 8], 4096)
+    q = tk.as_quantities(r)
+    # the step time in ms is a thousand times the seconds; throughput is tokens per second
+    assert np.allclose(q["time_s"].m_as("ms"), 1e3 * np.asarray(r.time_s))
+    assert q["tokens_per_s_per_device"].units == tk.registry().Unit("token/s")
+    assert q["bytes_per_device"].m_as("GB") == pytest.approx(np.asarray(r.bytes_per_device) / 1e9)
+    assert q["bound"] is r.bound and q["phase"] == "decode"
+    # USD per million tokens: 1 USD/Mtok is 1e-6 USD per token
+    p = tk.best_at([d], 100, context_tokens=4096)
+    c = tk.as_quantities(p)["cost_usd_per_mtok"]
+    assert c.m_as("USD/token") == pytest.approx(p.cost_usd_per_mtok * 1e-6)
+    f = tk.as_quantities(r.to_frame())
+    assert np.allclose(f["step_time_s"].m_as("s"), r.time_s)
+    assert tk.unit_of("label") is None and tk.unit_of("kv_bytes_per_token") == "B/token"
+    with pytest.raises(tk.UnitError, match="takes a result"):
+        tk.as_quantities(3.0)

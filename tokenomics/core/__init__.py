@@ -51,6 +51,8 @@ _EXPORTS = {
     "CANONICAL": ".units",
     "registry": ".units",
     "Q_": ".units",
+    "as_quantities": ".units",
+    "unit_of": ".units",
     "parse_quantity": ".units",
     "as_magnitude": ".units",
     "to_array": ".units",

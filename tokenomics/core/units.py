@@ -8,7 +8,9 @@ quantity       canonical   notes
 data           ``B``       byte = 8 bit; ``GB`` = 1e9 B, ``GiB`` = 2**30 B
 compute        ``flop``    integer operations (``op``, ``TOPS``) count as flop
 time           ``s``
-tokens         ``token``
+tokens         ``token``   ``ktoken`` = 1e3 and ``Mtoken`` = 1e6 (SI: USD/Mtok);
+                           ``Ktoken`` (``Ktok``) = 1,024, the convention of context
+                           windows (a "128K" context is 131,072 tokens), as ``Kitoken``
 money          ``USD``
 power, energy  ``W``, ``J``
 counts         ``count``   dimensionless
@@ -66,6 +68,7 @@ op = flop = OP
 FLOPS = flop / second
 TOPS = 1e12 * op / second
 token = [token] = tok
+Ktoken = 1024 * token = Ktok
 USD = [currency] = dollar = usd
 cent = 0.01 * USD
 joule = [energy] = J
@@ -120,7 +123,7 @@ def registry() -> Any:
 
 #: The library's units that pint's default registry lacks, added to the application registry
 #: (their lines of :data:`_DEFINITIONS`, so the two registries define them alike).
-_APPLICATION_UNITS = ("token", "USD", "flop", "op", "FLOPS", "TOPS")
+_APPLICATION_UNITS = ("token", "Ktoken", "USD", "flop", "op", "FLOPS", "TOPS")
 
 
 def _extend_application_registry() -> None:
@@ -244,6 +247,89 @@ def _in_our_registry(q: Any, name: str) -> Any:
         raise UnitError(f"{name} has unit {q.units!s} (from another pint registry), which "
                         f"tokenomics does not know ({type(exc).__name__}); use units such as "
                         f"'GB/s', 'token', 'USD/hour' or build it with tk.Q_") from None
+
+
+#: Field-name endings and the unit each stands for (first match wins): the library's column
+#: convention (docs/glossary.md) read back as units.
+_SUFFIX_UNITS: tuple[tuple[str, str], ...] = (
+    ("tokens_per_s_per_user", "token/s"), ("tokens_per_s_per_device", "token/s"),
+    ("tokens_per_s", "token/s"), ("_usd_per_mtok", "USD/Mtoken"),
+    ("_usd_per_device_hour", "USD/hour"), ("_usd_per_hour", "USD/hour"),
+    ("joules_per_token", "J/token"), ("wh_per_mtok", "Wh/Mtoken"),
+    ("flops_per_device", "flop"), ("bytes_per_device", "B"), ("_bytes_per_token", "B/token"),
+    ("_flop_per_byte", "flop/B"), ("_flop_per_s", "flop/s"), ("flops", "flop"),
+    ("_bytes_per_s", "B/s"), ("_bytes", "B"), ("bytes", "B"), ("_per_s", "1/s"),
+    ("_tokens", "token"), ("_usd", "USD"), ("_s", "s"), ("_w", "W"), ("_j", "J"),
+)
+
+
+def unit_of(name: str) -> str | None:
+    """The unit a field or column name stands for by the library's naming convention
+    (``step_time_s`` -> ``"s"``, ``cost_usd_per_mtok`` -> ``"USD/Mtoken"``), or None.
+
+    Examples
+    --------
+    >>> unit_of("tokens_per_s_per_device"), unit_of("kv_bytes"), unit_of("label")
+    ('token/s', 'B', None)
+    """
+    if not isinstance(name, str):
+        raise UnitError(f"unit_of takes a field or column name (a string such as "
+                        f"'step_time_s'), got {name!r}")
+    for end, unit in _SUFFIX_UNITS:
+        if name == end.lstrip("_") or name.endswith(end):
+            return unit
+    return None
+
+
+def as_quantities(result: Any) -> dict[str, Any]:
+    """A result's numeric fields as pint Quantities in the library's registry, on request.
+
+    Parameters
+    ----------
+    result : dataclass result, mapping (e.g. an ``OperatingPoint``) or pandas.DataFrame
+        Anything with unit-suffixed field or column names.
+
+    Returns
+    -------
+    dict
+        Field name -> ``Quantity`` (magnitude an array for arrays and columns) for every
+        numeric field whose name carries a unit (:func:`unit_of`); other fields unchanged.
+
+    Raises
+    ------
+    UnitError
+        For something that has no named fields.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> q = tk.as_quantities(tk.decode(tk.Deployment("llama-3.1-8b", "h100-sxm"), 8, 4096))
+    >>> q["time_s"].to("ms").units, q["tokens_per_s_per_user"].units
+    (<Unit('millisecond')>, <Unit('token / second')>)
+    """
+    from dataclasses import fields, is_dataclass
+
+    if is_dataclass(result) and not isinstance(result, type):
+        items = {f.name: getattr(result, f.name) for f in fields(result)}
+    elif hasattr(result, "columns") and hasattr(result, "to_numpy"):
+        items = {str(c): result[c].to_numpy() for c in result.columns}
+    elif isinstance(result, Mapping):
+        items = dict(result)
+    else:
+        raise UnitError(f"as_quantities takes a result (a dataclass, a mapping or a "
+                        f"DataFrame), got {type(result).__name__}")
+    ureg = registry()
+    out: dict[str, Any] = {}
+    for k, v in items.items():
+        unit = unit_of(k) if isinstance(k, str) else None
+        try:
+            arr = None if isinstance(v, str) else np.asarray(v)
+        except (TypeError, ValueError):          # ragged or odd values: left unchanged
+            arr = None
+        numeric = arr is not None and arr.dtype.kind in "iuf"
+        out[k] = ureg.Quantity(arr if arr.ndim else arr.item(), unit) \
+            if unit and numeric else v
+    return out
 
 
 def to_array(x: Any, name: str) -> np.ndarray:
