@@ -135,3 +135,18 @@ def test_results_as_quantities_on_request():
     assert tk.unit_of("label") is None and tk.unit_of("kv_bytes_per_token") == "B/token"
     with pytest.raises(tk.UnitError, match="takes a result"):
         tk.as_quantities(3.0)
+
+
+def test_reprs_carry_units_and_scaled_numbers():
+    from tokenomics.core.units import readable
+    assert readable("weights_bytes", 35.28e9) == "35.28 GB"       # decimal GB, as catalogs
+    assert readable("time_s", 0.01143) == "11.43 ms"
+    assert readable("tokens_per_s_per_device", 175.0) == "175 tok/s"
+    assert readable("output_usd_per_mtok", 3.175) == "3.175 USD/Mtok"
+    assert readable("fits", np.array([True, False, True])) == "2 of 3 True"
+    assert readable("batch", np.array([8.0, 16.0])) == "[8 .. 16] (2 points)"
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    m = repr(tk.memory_fit(d, 8, 8192))
+    # 70.6e9 parameters x 2 bytes / 4 devices: about 35.3 GB of weights per device
+    assert m.startswith("MemoryFit(weights_bytes=35.") and " GB" in m and "fits=True" in m
+    assert " ms" in repr(tk.decode(d, 8, 4096))

@@ -52,6 +52,8 @@ _EXPORTS = {
     "registry": ".units",
     "Q_": ".units",
     "as_quantities": ".units",
+    "readable": ".units",
+    "ReadableRepr": ".units",
     "unit_of": ".units",
     "parse_quantity": ".units",
     "as_magnitude": ".units",

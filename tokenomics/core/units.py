@@ -332,6 +332,54 @@ def as_quantities(result: Any) -> dict[str, Any]:
     return out
 
 
+#: Units shown with an SI prefix chosen for the value (35.28 GB, 11.43 ms) in reprs.
+_COMPACT = {"B", "s", "flop", "W", "J"}
+
+
+def readable(name: str, value: Any) -> str:
+    """One field as a repr shows it: a number with the unit its name carries, scaled for
+    reading (``weights_bytes=35.28 GB``, ``time_s=11.43 ms``); an array as its range."""
+    unit = unit_of(name) if isinstance(name, str) else None
+    if isinstance(value, (str, bool, np.bool_)) or value is None:
+        return repr(value) if isinstance(value, str) else str(value)
+    raw = np.asarray(value)
+    if raw.dtype.kind == "b":
+        return f"{int(raw.sum())} of {raw.size} True"
+    if raw.dtype.kind in "USO":
+        vals = sorted({str(v) for v in raw.ravel()})
+        return "/".join(vals) if len(vals) <= 3 else f"{len(vals)} values"
+    try:
+        arr = raw.astype(float)
+    except (TypeError, ValueError):
+        return repr(value)
+
+    def one(x: float) -> str:
+        if not unit or not np.isfinite(x):
+            return f"{x:.6g}"
+        q = registry().Quantity(x, unit)
+        if unit in _COMPACT and x != 0:
+            q = q.to_compact()
+        return f"{q.magnitude:.4g} {q.units:~P}".replace("dollar", "USD")
+
+    if arr.ndim == 0:
+        return one(float(arr))
+    if arr.size == 0:
+        return "[] (0 points)"
+    return f"[{one(float(np.nanmin(arr)))} .. {one(float(np.nanmax(arr)))}] ({arr.size} points)"
+
+
+class ReadableRepr:
+    """Mixin: a dataclass result's repr with units and scaled numbers (use with
+    ``@dataclass(repr=False)``)."""
+
+    def __repr__(self) -> str:
+        from dataclasses import fields
+
+        body = ", ".join(f"{f.name}={readable(f.name, getattr(self, f.name))}"
+                         for f in fields(self))   # type: ignore[arg-type]
+        return f"{type(self).__name__}({body})"
+
+
 def to_array(x: Any, name: str) -> np.ndarray:
     """Return ``x`` as a float ndarray, rejecting non-numeric input with a clear error.
 

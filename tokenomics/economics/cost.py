@@ -37,6 +37,7 @@ from tokenomics.core.errors import (
     NotPublishedError,
     TokenomicsError,
 )
+from tokenomics.core.units import ReadableRepr
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware
@@ -78,8 +79,8 @@ def cost_per_million_tokens(usd_per_device_hour: Any, tokens_per_s_per_device: A
 
 
 # ---- Cost of a deployment, per phase -------------------------------------------------------
-@dataclass(frozen=True)
-class DeploymentCost:
+@dataclass(frozen=True, repr=False)
+class DeploymentCost(ReadableRepr):
     """Cost per million tokens of one deployment, by phase. All costs [USD/Mtok].
 
     Attributes
@@ -298,8 +299,8 @@ def deployment_cost(dep: Deployment, batch: Any, context_tokens: Any,
 
 
 # ---- Energy --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Energy:
+@dataclass(frozen=True, repr=False)
+class Energy(ReadableRepr):
     """Energy per token. ``joules_per_token`` [J/token], ``wh_per_mtok`` [Wh per million
     tokens], ``tokens_per_s_per_w`` [token/s/W], ``power_w`` [W] per device (facility
     overhead included)."""

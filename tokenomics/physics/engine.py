@@ -45,6 +45,7 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element, dtype
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import ReadableRepr
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.operators import OpCost
@@ -59,8 +60,8 @@ def check_on_oom(on_oom: str) -> None:
         raise TokenomicsError(f"on_oom must be 'raise' or 'mark', got {on_oom!r}")
 
 
-@dataclass(frozen=True)
-class StepResult:
+@dataclass(frozen=True, repr=False)
+class StepResult(ReadableRepr):
     """Timing of one forward step, broadcast over the inputs. Times per step [s].
 
     Attributes

@@ -31,6 +31,7 @@ from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.dtypes import dtype as _dtype
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.core.units import ReadableRepr
 from tokenomics.data import catalog
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
@@ -166,8 +167,8 @@ def logits_workspace_bytes_per_sequence(dep: Deployment) -> float:
     return 4.0 * dep.model.vocab_size / dep.tp
 
 
-@dataclass(frozen=True)
-class MemoryFit:
+@dataclass(frozen=True, repr=False)
+class MemoryFit(ReadableRepr):
     """Memory budget of one device. All byte fields are per device [B].
 
     Attributes

@@ -24,14 +24,15 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.core.units import ReadableRepr
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment, check_deployment
 from tokenomics.physics.memory import max_batch
 from tokenomics.serving.batching import mixed_step_seconds
 
 
-@dataclass(frozen=True)
-class SteadyState:
+@dataclass(frozen=True, repr=False)
+class SteadyState(ReadableRepr):
     """Continuous batching in steady state at a fixed concurrency, broadcast over the inputs.
 
     Attributes
