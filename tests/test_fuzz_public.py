@@ -109,6 +109,8 @@ def _valid(name: str) -> dict:
         "LengthDistribution": dict(tokens=[512, 2048], probabilities=[0.5, 0.5]),
         "Q_": dict(value=8.0, unit="token"),
         "as_quantities": dict(result=o["cost"]), "unit_of": dict(name="step_time_s"),
+        "simulate_serving": dict(arrival_rate_per_s=10.0, steps=200),
+        "Admission": dict(policy="smoothed"),
     }
     kw = dict(common)
     kw.update(per.get(name, {}))
@@ -138,7 +140,7 @@ def _is_result_class(obj) -> bool:
     return inspect.isclass(obj) and is_dataclass(obj) and obj.__module__.split(".")[1] in (
         "physics", "serving", "economics", "pareto", "calibration") and obj.__name__ not in (
         "Drafter", "GapDistribution", "LengthDistribution", "RetentionPrices", "FFNPool",
-        "Ownership", "PriceBasis", "MemoryBudget")
+        "Ownership", "PriceBasis", "MemoryBudget", "Admission")
 
 
 def _targets() -> list[str]:

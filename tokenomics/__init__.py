@@ -64,6 +64,7 @@ _TOP = {
         "prefix_cached_prefill", "PrefixCachedPrefill", "reload_or_recompute",
         "ReloadOrRecompute", "shared_prefix_kv_bytes", "SLOAttainment", "speculative_decode",
         "SpeculativeResult", "steady_state", "SteadyState", "Tier", "tier",
+        "simulate_serving", "ServingTrace", "Admission",
     ),
     "economics": (
         "ApiPrice", "blended_price", "cost_per_million_tokens", "deployment_cost",

@@ -13,6 +13,8 @@ Modules
     Colocated prefill and decode with chunked prefill: goodput under SLOs.
 ``disagg``
     Disaggregated prefill/decode serving: pool sizing and goodput under SLOs.
+``dynamics``
+    Continuous batching in time: arrivals, admission, KV growth, preemption (S53).
 ``paged``
     Paged versus contiguous KV-cache allocation: wasted KV memory and concurrent sequences.
 ``queueing``
@@ -98,6 +100,11 @@ _EXPORTS = {
     "best_speculation_k": ".speculative",
     "SteadyState": ".steady",
     "steady_state": ".steady",
+    "ADMISSION_POLICIES": ".dynamics",
+    "Admission": ".dynamics",
+    "as_admission": ".dynamics",
+    "ServingTrace": ".dynamics",
+    "simulate_serving": ".dynamics",
     "Tier": ".tiers",
     "load_kv_tiers": ".tiers",
     "read_kv_tiers_file": ".tiers",
