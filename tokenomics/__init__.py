@@ -71,7 +71,7 @@ _TOP = {
         "DeploymentCost", "Energy", "energy_per_token", "GapDistribution", "margin", "Ownership",
         "price", "price_on_basis", "price_table", "PriceBasis", "retention_policy",
         "RetentionOccupancy", "RetentionPolicy", "RetentionPrices", "serving_day", "ServingDay",
-        "tco_usd_per_device_hour",
+        "tco_usd_per_device_hour", "request_journey", "Journey",
     ),
     "calibration": (
         "calibration_report", "transfer_report", "efficiency_presets", "forecast_interval",

@@ -13,6 +13,9 @@ Modules
     Owning a device instead of renting it: its hourly cost from a purchase price.
 ``cost``
     Token economics: cost per million tokens (rental or total cost of ownership), energy per
+    token, a deployment's cost per phase.
+``journey``
+    A request's journey from the user's keypress to its last token: the latency budget.
 ``retention``
     How long to keep an idle session's KV in HBM: its rent against the price of a miss.
 """
@@ -22,6 +25,12 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "JOURNEY_TERMS": ".journey",
+    "FABRIC_HOPS": ".journey",
+    "JourneyDefault": ".journey",
+    "load_journey_defaults": ".journey",
+    "Journey": ".journey",
+    "request_journey": ".journey",
     "RENTAL_TIERS": ".basis",
     "PriceBasis": ".basis",
     "DEFAULT_PRICE_BASIS": ".basis",
@@ -58,6 +67,6 @@ _EXPORTS = {
     "RetentionOccupancy": ".retention",
     "retention_policy": ".retention",
 }
-_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'retention',)
+_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'journey', 'retention',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

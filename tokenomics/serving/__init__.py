@@ -118,6 +118,6 @@ _EXPORTS = {
     "ReloadOrRecompute": ".tiers",
     "reload_or_recompute": ".tiers",
 }
-_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'paged', 'queueing', 'slo', 'speculative', 'split_pools', 'steady', 'tiers',)
+_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'dynamics', 'paged', 'queueing', 'slo', 'speculative', 'split_pools', 'steady', 'tiers',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -1,0 +1,312 @@
+"""A request's journey from the user's keypress to its last token: the latency budget.
+
+The source follows one request through fifteen steps (the 001 seed): tokenizer, API gateway,
+authentication and billing, load balancing, the inference router, the scheduler's continuous
+batching, the KV cache and prefix cache, prefill, decode, the networks, detokenisation and
+streaming back. :func:`request_journey` composes them into one budget, each step a named input
+with a sourced default (``price_catalog/journey.toml``): the source's figures where it gives
+them, labelled assumptions where it names a step without a number.
+
+Notes
+-----
+Steps before the first token, in order (latencies [s]):
+
+=====================  ====================================================================
+``tokenize``           :math:`I / r_\\mathrm{tok}` on the client's CPU
+``client_network``     the user to the data centre, one way
+``gateway``            API gateway (source: under 1 ms)
+``auth_billing``       key to organisation, rate tier, pricing mode
+``load_balancer``      replica choice
+``queue``              admission wait: M/D/1 with service time :math:`1/\\mu` at
+                       :math:`\\rho = \\lambda/\\mu`, :math:`\\mu` the replica's completion rate
+                       at the concurrency (:func:`tokenomics.steady_state`); mean here,
+                       quantiles in :attr:`Journey.ttft_p99_s`; at :math:`\\rho \\ge 1` the
+                       balancer refuses (HTTP 429)
+``router``             model, silicon and replica choice (source: a few ms)
+``fabric_in``          scale-out hops into the replica (source: RoCEv2 5-10 us, IB 1-2 us)
+``scheduler``          wait for the next step boundary, half a step on average
+``prefill``            the steady state's TTFT at the concurrency: the prompt's chunks
+                       beside the running decodes, less the cached prefix
+``first_token_out``    detokenise and stream (server-sent events), fabric hops out, the
+                       network back to the user
+=====================  ====================================================================
+
+Their sum is the TTFT; the decode of the other :math:`O - 1` tokens at the steady state's TPOT
+brings the end-to-end time (each later token travels the same path out, so the path is counted
+once). Billing closes off the user's path.
+
+**Cost per step.** Only the accelerator steps are priced. The replica costs
+:math:`n p` per second (:math:`n` devices at :math:`p` USD per device-second) and completes
+:math:`\\mu` requests a second, so a request costs :math:`n p / \\mu`; the prefill's share is
+the part of each mixed step its prompt adds, :math:`(t - t_0)/t` (:math:`t` the mixed step,
+:math:`t_0` the decode-only step), the decode's the rest.
+
+**Quantiles.** Only the queueing wait varies here (its M/D/1 distribution, the library's
+tails); every other step is its stated budget, so TTFT and end-to-end quantiles are the
+deterministic part plus the wait's quantile.
+
+References
+----------
+.. [1] Data Gravity, "How an AI Token Travels Through a Data Center" (the team's seed 001):
+   gateway budget under 1 ms, router within a few milliseconds, InfiniBand 1-2 us and
+   RoCEv2 5-10 us hops, first tokens at ~0.3 s to the reader, typical GPU TTFT 400-600 ms.
+.. [2] D. G. Kendall, "Stochastic processes occurring in the theory of queues", 1953 (M/D/1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tokenomics.core import checks as V
+from tokenomics.core.errors import CatalogError, TokenomicsError
+from tokenomics.core.units import ReadableRepr, as_magnitude
+from tokenomics.data.boundary import inputs
+from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
+from tokenomics.data.deployment import Deployment
+from tokenomics.economics.cost import device_hour_usd
+from tokenomics.serving.queueing import mdl_mean_wait_s, mdl_wait_quantile_s
+from tokenomics.serving.steady import steady_state
+
+#: Terms of ``price_catalog/journey.toml``: canonical unit and plausible range.
+JOURNEY_TERMS: dict[str, tuple[str, float, float]] = {
+    "client_network": ("s", 0.0, 2.0), "gateway": ("s", 0.0, 0.1),
+    "auth_billing": ("s", 0.0, 0.5), "load_balancer": ("s", 0.0, 0.1),
+    "router": ("s", 0.0, 0.5), "fabric_hop": ("s", 0.0, 1e-3),
+    "tokenize_rate": ("token/s", 1e3, 1e9), "detokenize_stream": ("s", 0.0, 0.1),
+}
+#: Scale-out hops each way between the load balancer and the replica (an assumption).
+FABRIC_HOPS = 2
+
+
+@dataclass(frozen=True)
+class JourneyDefault:
+    """One sourced default of the journey: value in its canonical unit, source, note."""
+
+    value: float
+    source: str
+    kind: str
+    note: str
+
+
+def load_journey_defaults(folder: Path | str | None = None) -> dict[str, JourneyDefault]:
+    """Read and validate ``journey.toml`` (default the bundled ``price_catalog``).
+
+    Raises
+    ------
+    CatalogError
+        Naming the file and the field: a missing or unknown term, a wrong unit, an
+        unresolved source, an implausible value.
+    """
+    folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
+    path = folder / "journey.toml"
+    src = data_sources(folder)
+    data = read_toml(path)
+    unknown = set(data) - set(JOURNEY_TERMS)
+    if unknown:
+        raise CatalogError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}; "
+                           f"allowed: {', '.join(JOURNEY_TERMS)}")
+    out = {}
+    for k, (unit, lo, hi) in JOURNEY_TERMS.items():
+        if k not in data:
+            raise CatalogError(f"{path}: field {k}: required key is missing")
+        v = sourced_quantity(data[k], k, path, unit, lo, hi, src)
+        s = src[data[k]["source"]]
+        out[k] = JourneyDefault(v, s.key, s.kind, str(data[k].get("note", "")))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> dict[str, JourneyDefault]:
+    return load_journey_defaults()
+
+
+@dataclass(frozen=True, repr=False)
+class Journey(ReadableRepr):
+    """A request's latency budget and cost, step by step (:func:`request_journey`).
+
+    Attributes
+    ----------
+    step : tuple of str
+        The steps in order (module notes), ``decode`` and ``billing_close`` last.
+    latency_s : ndarray
+        Each step's latency [s] (the queue's mean wait).
+    cost_usd : ndarray
+        Each step's cost [USD] (accelerator steps only; 0 elsewhere).
+    source : tuple of str
+        Where each step's figure comes from: a bibliography key, ``"computed"`` (the step
+        engine, the queue model) or ``"user"``.
+    ttft_s, e2e_s : float
+        Time to first token and to the last token, mean wait [s].
+    ttft_p50_s, ttft_p99_s, e2e_p50_s, e2e_p99_s : float
+        The same at the wait's median and 99th percentile [s].
+    utilisation : float
+        :math:`\\rho = \\lambda / \\mu` of the replica.
+    usd_per_request : float
+        The request's cost [USD].
+    """
+
+    step: tuple[str, ...]
+    latency_s: Any
+    cost_usd: Any
+    source: tuple[str, ...]
+    ttft_s: float
+    e2e_s: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    e2e_p50_s: float
+    e2e_p99_s: float
+    utilisation: float
+    usd_per_request: float
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per step: ``step``, ``latency_s``, ``cost_usd``, ``source``,
+        ``cumulative_s`` (the time the step ends)."""
+        return pd.DataFrame(dict(step=self.step, latency_s=self.latency_s,
+                                 cost_usd=self.cost_usd, source=self.source,
+                                 cumulative_s=np.cumsum(self.latency_s)))
+
+
+def _terms(overrides: Any) -> dict[str, tuple[float, str]]:
+    """The journey's terms: bundled defaults, then the caller's overrides (by name)."""
+    base = {k: (d.value, d.source) for k, d in _bundled().items()}
+    base["fabric_hops"] = (float(FABRIC_HOPS), "journey-assumption")
+    if overrides is None:
+        return base
+    if not isinstance(overrides, dict):
+        raise TokenomicsError(f"steps must be a dict of step name -> value, got {overrides!r}")
+    for k, v in overrides.items():
+        if k not in base:
+            raise TokenomicsError(f"steps: unknown step {k!r}; known: {', '.join(base)}")
+        unit = "count" if k == "fabric_hops" else JOURNEY_TERMS[k][0]
+        x = V.single_amount(V.non_negative(as_magnitude(v, unit, f"steps[{k!r}]"),
+                                           f"steps[{k!r}]", unit), f"steps[{k!r}]", unit)
+        if k == "tokenize_rate" and x <= 0:
+            raise TokenomicsError("steps['tokenize_rate'] must be > 0 token/s")
+        base[k] = (x, "user")
+    return base
+
+
+def _operating_point(dep: Deployment, inp: int, out: int, cached: int,
+                     rate: float | None) -> tuple[Any, float, float]:
+    """The steady state a request meets, the replica's capacity [request/s] and rho.
+
+    With no rate the request is alone (concurrency 1). With a rate, the concurrency is the
+    smallest whose completion rate reaches it (Little's law: :math:`B = \\lambda W`).
+    """
+    cap = steady_state(dep, "max", inp, out, cached_tokens=cached)
+    mu = float(cap.requests_per_s)
+    if rate is None or rate == 0:
+        return steady_state(dep, 1, inp, out, cached_tokens=cached), mu, 0.0
+    if rate >= mu:
+        raise TokenomicsError(
+            f"arrival_rate_per_s {rate:g} is at or above the replica's capacity {mu:.4g} "
+            f"requests/s (concurrency {float(cap.concurrency):g}): the load balancer would "
+            f"refuse with HTTP 429; add replicas or lower the rate")
+    B = np.arange(1, int(float(cap.concurrency)) + 1)
+    ss = steady_state(dep, B, inp, out, cached_tokens=cached)
+    k = int(np.searchsorted(np.asarray(ss.requests_per_s, float), rate))
+    return steady_state(dep, int(B[k]), inp, out, cached_tokens=cached), mu, rate / mu
+
+
+@inputs(dep="deployment")
+def request_journey(dep: Deployment, input_tokens: int, output_tokens: int, *,
+                    cached_tokens: int = 0, arrival_rate_per_s: float | None = None,
+                    steps: dict[str, Any] | None = None, device_price: Any = None) -> Journey:
+    """The latency budget and cost of one request from the user's keypress to its last token.
+
+    Parameters
+    ----------
+    dep : Deployment
+        The replica that serves it (``pp`` 1).
+    input_tokens, output_tokens : int
+        Prompt :math:`I` and answer :math:`O` [token].
+    cached_tokens : int
+        Prompt prefix the cache-aware router finds in the replica's prefix cache [token].
+    arrival_rate_per_s : float, optional
+        Requests per second reaching this replica; None: the request is alone (no queue,
+        concurrency 1). Above the replica's capacity the balancer refuses (an error).
+    steps : dict, optional
+        Overrides of the stated step budgets by name (:data:`JOURNEY_TERMS` and
+        ``"fabric_hops"``), numbers in the canonical unit or Quantities
+        (``{"client_network": tk.Q_(80, "ms")}``).
+    device_price : float, str, Ownership or None
+        As in :func:`tokenomics.deployment_cost`: USD per device-hour, a rental tier, or
+        None for the catalog's price on the default basis.
+
+    Returns
+    -------
+    Journey
+        Steps with latency, cost and source; TTFT and end-to-end time with their median and
+        99th percentile; the replica's utilisation; the request's cost.
+
+    Raises
+    ------
+    TokenomicsError
+        For bad inputs or a rate the replica cannot serve.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> j = request_journey(tk.Deployment("llama-3.1-8b", "h100-sxm"), 1024, 256,
+    ...                     device_price=2.0)
+    >>> bool(abs(j.to_frame().latency_s.sum() - j.e2e_s) < 1e-12)
+    True
+    """
+    inp = V.single_whole(input_tokens, "input_tokens", unit="token")
+    out = V.single_whole(output_tokens, "output_tokens", unit="token")
+    cached = V.single_whole(cached_tokens, "cached_tokens", minimum=0, unit="token")
+    rate = None if arrival_rate_per_s is None else V.single_amount(
+        V.non_negative(arrival_rate_per_s, "arrival_rate_per_s", "1/s"),
+        "arrival_rate_per_s", "1/s")
+    terms = _terms(steps)
+    price = device_hour_usd(dep.hardware, device_price)
+    ss, mu, rho = _operating_point(dep, inp, out, cached, rate)
+    return _compose(dep, ss, terms, inp, out, (mu, rho, rate or 0.0, price))
+
+
+def _compose(dep: Deployment, ss: Any, terms: dict[str, tuple[float, str]], inp: int,
+             out: int, load: tuple[float, float, float, float]) -> Journey:
+    """The steps in order, their latencies, costs and sources; totals and quantiles."""
+    mu, rho, rate, price = load
+    val = {k: v for k, (v, _) in terms.items()}
+    srcs = {k: s for k, (_, s) in terms.items()}
+    tpot, ttft_engine = float(ss.tpot_s), float(ss.ttft_s)
+    S = 1.0 / mu
+    wait = float(mdl_mean_wait_s(rate, S)) if rate else 0.0
+    fabric = val["fabric_hops"] * val["fabric_hop"]
+    rows = [
+        ("tokenize", inp / val["tokenize_rate"], srcs["tokenize_rate"]),
+        ("client_network", val["client_network"], srcs["client_network"]),
+        ("gateway", val["gateway"], srcs["gateway"]),
+        ("auth_billing", val["auth_billing"], srcs["auth_billing"]),
+        ("load_balancer", val["load_balancer"], srcs["load_balancer"]),
+        ("queue", wait, "computed"),
+        ("router", val["router"], srcs["router"]),
+        ("fabric_in", fabric, srcs["fabric_hop"]),
+        ("scheduler", 0.5 * tpot if rate else 0.0, "computed"),
+        ("prefill", ttft_engine, "computed"),
+        ("first_token_out", val["detokenize_stream"] + fabric + val["client_network"],
+         srcs["detokenize_stream"]),
+        ("decode", (out - 1) * tpot, "computed"),
+        ("billing_close", 0.0, "journey-datagravity-token-journey"),
+    ]
+    lat = np.array([r[1] for r in rows], float)
+    usd = dep.n_devices * price / 3600.0 / float(ss.requests_per_s)
+    share = (tpot - float(ss.decode_only_tpot_s)) / tpot
+    cost = np.zeros(len(rows))
+    cost[[r[0] for r in rows].index("prefill")] = usd * share
+    cost[[r[0] for r in rows].index("decode")] = usd * (1.0 - share)
+    ttft = float(lat[:-2].sum())
+    e2e = float(lat.sum())
+    q = [float(mdl_wait_quantile_s(rate, S, p)) if rate else 0.0 for p in (0.5, 0.99)]
+    return Journey(step=tuple(r[0] for r in rows), latency_s=lat, cost_usd=cost,
+                   source=tuple(r[2] for r in rows), ttft_s=ttft, e2e_s=e2e,
+                   ttft_p50_s=ttft - wait + q[0], ttft_p99_s=ttft - wait + q[1],
+                   e2e_p50_s=e2e - wait + q[0], e2e_p99_s=e2e - wait + q[1],
+                   utilisation=rho, usd_per_request=usd)
