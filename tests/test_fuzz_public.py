@@ -111,6 +111,7 @@ def _valid(name: str) -> dict:
         "as_quantities": dict(result=o["cost"]), "unit_of": dict(name="step_time_s"),
         "simulate_serving": dict(arrival_rate_per_s=10.0, steps=200),
         "Admission": dict(policy="smoothed"),
+        "agent_sessions": dict(sessions=50, horizon_s=600.0, concurrent=2.0),
     }
     kw = dict(common)
     kw.update(per.get(name, {}))
@@ -140,7 +141,7 @@ def _is_result_class(obj) -> bool:
     return inspect.isclass(obj) and is_dataclass(obj) and obj.__module__.split(".")[1] in (
         "physics", "serving", "economics", "pareto", "calibration") and obj.__name__ not in (
         "Drafter", "GapDistribution", "LengthDistribution", "RetentionPrices", "FFNPool",
-        "Ownership", "PriceBasis", "MemoryBudget", "Admission")
+        "Ownership", "PriceBasis", "MemoryBudget", "Admission", "SessionStats")
 
 
 def _targets() -> list[str]:

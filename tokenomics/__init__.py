@@ -71,7 +71,8 @@ _TOP = {
         "DeploymentCost", "Energy", "energy_per_token", "GapDistribution", "margin", "Ownership",
         "price", "price_on_basis", "price_table", "PriceBasis", "retention_policy",
         "RetentionOccupancy", "RetentionPolicy", "RetentionPrices", "serving_day", "ServingDay",
-        "tco_usd_per_device_hour", "request_journey", "Journey",
+        "tco_usd_per_device_hour", "request_journey", "Journey", "agent_sessions",
+        "AgentSessions", "SessionStats",
     ),
     "calibration": (
         "calibration_report", "transfer_report", "efficiency_presets", "forecast_interval",

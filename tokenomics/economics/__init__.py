@@ -16,6 +16,8 @@ Modules
     token, a deployment's cost per phase.
 ``journey``
     A request's journey from the user's keypress to its last token: the latency budget.
+``sessions``
+    Agent sessions over time: sampled sessions, their KV in each tier over a day, their cost.
 ``retention``
     How long to keep an idle session's KV in HBM: its rent against the price of a miss.
 """
@@ -66,7 +68,14 @@ _EXPORTS = {
     "RetentionPolicy": ".retention",
     "RetentionOccupancy": ".retention",
     "retention_policy": ".retention",
+    "SESSION_MEAN_S": ".sessions",
+    "REQUESTS_PER_SESSION": ".sessions",
+    "STEPS_PER_REQUEST": ".sessions",
+    "TIME_SPLIT": ".sessions",
+    "SessionStats": ".sessions",
+    "AgentSessions": ".sessions",
+    "agent_sessions": ".sessions",
 }
-_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'journey', 'retention',)
+_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'journey', 'retention', 'sessions',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)
