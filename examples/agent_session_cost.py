@@ -3,7 +3,9 @@
 An agent step (S61) reads a ~119K-token cached prefix, adds 875 new tokens and emits 214; a
 session is ~100 steps (S60: 9.2 requests x ~9 steps) with idle gaps between requests (S62:
 median 25 minutes, heavy-tailed). This prices a step on Llama 3.1 70B (FP8 weights) on
-8 x H100, the session's steps, and what to do with the KV over a gap.
+8 x H100, what to do with the KV over a gap, and then samples sessions from the source's
+statistics (tk.agent_sessions) to report their spread, their KV per tier over a day and
+what a session and a step cost once the gaps are paid for.
 Run: ``python examples/agent_session_cost.py``.
 """
 
@@ -34,3 +36,20 @@ print(f"valuing a miss at ${ux.miss_usd:.2f} (the stated default): keep in HBM "
       f"(S62's 'golden time': 5-10 min)")
 lo, hi = pure.miss_usd_for_hbm_residence([300.0, 600.0])
 print(f"a golden time of 5 / 10 min needs a miss price of ${lo:.2f} / ${hi:.2f}")
+
+# Sessions are not all alike: sample them from the source's statistics (S60, S62) and follow
+# ten at a time through a day on this replica.
+day = tk.agent_sessions(dep, 5000, concurrent=10, seed=1)
+s = day.summary()
+d = s.loc["duration_min"]
+print(f"\n5,000 sampled sessions: {d['mean']:.1f} +/- {d['standard_error']:.1f} min "
+      f"(S60: 62.6), {s.loc['requests', 'mean']:.2f} requests (S60: 9.2); spread "
+      f"p10 / p50 / p90 = {d['p10']:.1f} / {d['p50']:.1f} / {d['p90']:.0f} min")
+occ = day.to_frame()
+print(f"10 sessions under way: {occ.sessions_in_hbm.mean():.1f} KVs in HBM on average "
+      f"({occ.hbm_fraction.mean():.0%} of the replica's HBM, peak {occ.hbm_fraction.max():.0%}), "
+      f"{occ.sessions_in_tier.mean():.0f} in host DRAM ({occ.tier_fraction.mean():.0%} of it)")
+print(f"with these gaps the cheapest HBM residence is {day.golden_time_s / 60:.1f} min "
+      f"({day.hbm_hit_rate:.0%} of returns find their KV in HBM)")
+print(f"a session costs ${day.usd_per_session:.2f} on average, ${day.usd_per_step:.4f} a step "
+      f"with its gaps' KV rent and reloads (the step alone: ${tk.agent_step(dep).usd:.4f})")

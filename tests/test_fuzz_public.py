@@ -58,6 +58,10 @@ def _objects() -> dict:
         price_id=tk.price_table().index[0] if isinstance(tk.price_table().index[0], str)
         else tk.price_table().iloc[0]["id"],
         cost=tk.deployment_cost(d8, 8, 2048, usd_per_device_hour=2.0),
+        journey=tk.request_journey(d8, 512, 16, device_price=2.0),
+        trace=tk.simulate_serving(d8, 5.0, 512, 16, steps=200),
+        sessions=tk.agent_sessions(d8, 20, concurrent=2.0, horizon_s=600.0,
+                                   context_tokens=4096),
         policy=tk.retention_policy(d8, 2048, usd_per_device_hour=2.0),
         ownership=tk.Ownership(purchase_usd=30000.0, amortisation_years=4.0),
         lengths=tk.LengthDistribution([512, 2048], [0.5, 0.5]),
@@ -112,6 +116,8 @@ def _valid(name: str) -> dict:
         "simulate_serving": dict(arrival_rate_per_s=10.0, steps=200),
         "Admission": dict(policy="smoothed"),
         "agent_sessions": dict(sessions=50, horizon_s=600.0, concurrent=2.0),
+        "plot_journey": dict(journey=o["journey"]), "plot_serving": dict(traces=o["trace"]),
+        "plot_sessions": dict(sessions=o["sessions"]),
     }
     kw = dict(common)
     kw.update(per.get(name, {}))

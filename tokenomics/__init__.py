@@ -88,6 +88,7 @@ _TOP = {
         "export_sizing_sheet", "export_sizing_workbook", "export_table_csv", "hardware_table",
         "model_table", "plot_cost",
         "plot_frontier", "plot_memory", "plot_retention", "plot_roofline", "spreadsheet_formula",
+        "plot_journey", "plot_serving", "plot_sessions",
     ),
 }
 

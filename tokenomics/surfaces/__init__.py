@@ -27,6 +27,8 @@ Modules
     Catalog tables: one row per entry, unit-suffixed numeric columns, sources beside values.
 ``terminal``
     Terminal output for the command line: docstrings as plain help text, progress bars.
+``timeplots``
+    Figures of the token factory in time: a request's waterfall, a serving trace, sessions.
 ``validate``
     Validate every data file the package reads, by kind, naming the file and field that fails.
 ``workbook``
@@ -89,6 +91,9 @@ _EXPORTS = {
     "plot_cost": ".plots",
     "GOLDEN_TIME_MIN": ".plots",
     "plot_retention": ".plots",
+    "plot_journey": ".timeplots",
+    "plot_serving": ".timeplots",
+    "plot_sessions": ".timeplots",
     "PRECISION_PAIRS": ".spec",
     "MEMORY_RANGES": ".spec",
     "PARAM_TOLERANCE": ".spec",
@@ -105,6 +110,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'terminal', 'validate', 'workbook',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

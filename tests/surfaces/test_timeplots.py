@@ -1,0 +1,54 @@
+"""Figures in time (surfaces/timeplots.py): each draws what its result holds."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import tokenomics as tk  # noqa: E402
+
+D8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
+
+
+def _by_gid(ax, gid):
+    return [a for a in [*ax.lines, *ax.patches] if a.get_gid() == gid]
+
+
+def test_journey_waterfall_bars_end_to_end():
+    j = tk.request_journey(D8, 2048, 128, device_price=2.0)
+    ax = tk.plot_journey(j)
+    bars = _by_gid(ax, "step")
+    assert len(bars) == len(j.step)
+    # each bar starts where the previous one ended: the last ends at the end-to-end time
+    ends = [b.get_x() + b.get_width() for b in bars]
+    assert ends[-1] == pytest.approx(j.e2e_s * 1e3, rel=1e-9)
+    assert all(bars[k + 1].get_x() == pytest.approx(ends[k]) for k in range(len(bars) - 1))
+    (ttft,) = _by_gid(ax, "ttft")
+    assert ttft.get_xdata()[0] == pytest.approx(j.ttft_s * 1e3)
+    (read,) = _by_gid(ax, "read_start")
+    assert read.get_xdata()[0] == 300            # the source's ~0.3 s
+
+
+def test_serving_trace_lines_per_policy():
+    trs = [tk.simulate_serving(D8, 10.0, 1024, 256, admission=p, steps=300)
+           for p in ("naive", "smoothed")]
+    ax = tk.plot_serving(trs)
+    lines = _by_gid(ax, "decode_batch")
+    assert len(lines) == 2 and np.array_equal(lines[0].get_ydata(), trs[0].decode_batch)
+    with pytest.raises(tk.TokenomicsError, match="ServingTrace"):
+        tk.plot_serving([1, 2])
+
+
+def test_sessions_occupancy_against_capacity():
+    a = tk.agent_sessions(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8), 200,
+                          concurrent=5, horizon_s=7200)
+    ax = tk.plot_sessions(a)
+    (hbm,) = _by_gid(ax, "hbm")
+    assert np.allclose(hbm.get_ydata(), a.hbm_fraction)
+    assert np.allclose(hbm.get_xdata(), np.asarray(a.time_s) / 3600)
+    with pytest.raises(tk.TokenomicsError, match="AgentSessions"):
+        tk.plot_sessions(a.sessions)

@@ -1,0 +1,138 @@
+"""Figures of the token factory in time: a request's waterfall, a serving trace, sessions.
+
+Each takes the result of its function (:func:`tokenomics.request_journey`,
+:func:`tokenomics.simulate_serving`, :func:`tokenomics.agent_sessions`) and an optional
+``ax``, and returns the Axes; artists carry a ``gid`` for tests and for restyling.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.surfaces.canvas import axes_or_new, series_colours
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+def _check(obj: Any, cls_name: str, maker: str) -> None:
+    if type(obj).__name__ != cls_name:
+        raise TokenomicsError(f"expected a {cls_name} from {maker}, got "
+                              f"{type(obj).__name__}")
+
+
+def plot_journey(journey: Any, ax: Axes | None = None) -> Axes:
+    """A request's journey as a waterfall: each step a bar from where the last one ended.
+
+    Parameters
+    ----------
+    journey : Journey
+        From :func:`tokenomics.request_journey`.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Bars by ``gid`` ``"step"`` (one per step, x from its start to its end in ms, top
+        to bottom in order), vertical lines ``"ttft"`` and ``"e2e"`` at the totals and
+        ``"read_start"`` at the source's ~0.3 s (when a user starts reading).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> j = tk.request_journey(tk.Deployment("llama-3.1-8b", "h100-sxm"), 1024, 64,
+    ...                        device_price=2.0)
+    >>> ax = plot_journey(j)
+    >>> len([p for p in ax.patches if p.get_gid() == "step"]) == len(j.step)
+    True
+    """
+    _check(journey, "Journey", "tk.request_journey")
+    ax = axes_or_new(ax, (7.5, 4.5))
+    f = journey.to_frame()
+    start = (f.cumulative_s - f.latency_s).to_numpy() * 1e3
+    width = f.latency_s.to_numpy() * 1e3
+    y = np.arange(len(f))[::-1]
+    colours = ["tab:orange" if s == "computed" else "tab:blue" for s in f.source]
+    for yi, x0, w, c in zip(y, start, width, colours, strict=True):
+        ax.barh(yi, w, left=x0, color=c, height=0.6, gid="step")
+    ax.set_yticks(y, [f"{s} ({w:.3g} ms)" for s, w in zip(f.step, width, strict=True)],
+                  fontsize=7)
+    ax.axvline(journey.ttft_s * 1e3, color="tab:red", ls="--", lw=1, gid="ttft",
+               label=f"TTFT {journey.ttft_s * 1e3:.4g} ms")
+    ax.axvline(journey.e2e_s * 1e3, color="0.3", ls=":", lw=1, gid="e2e",
+               label=f"last token {journey.e2e_s:.3g} s")
+    ax.axvline(300, color="tab:green", lw=0.8, gid="read_start",
+               label="the user starts reading (~0.3 s, source)")
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("Time since the keypress [ms] (orange: accelerator and queue, computed; "
+                  "blue: stated budgets)", fontsize=7)
+    ax.set_title("A request's journey", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    return ax
+
+
+def plot_serving(traces: Any, ax: Axes | None = None) -> Axes:
+    """Decode batch over time of one or more serving traces (the retirement gate, S53).
+
+    Parameters
+    ----------
+    traces : ServingTrace or iterable of ServingTrace
+        From :func:`tokenomics.simulate_serving`, e.g. one per admission policy.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per trace, ``gid`` ``"decode_batch"``, labelled with its policy and its
+        oscillation (the decode batch's coefficient of variation over the second half).
+    """
+    items = [traces] if type(traces).__name__ == "ServingTrace" else list(traces) \
+        if isinstance(traces, (list, tuple)) else None
+    if not items:
+        raise TokenomicsError("plot_serving takes a ServingTrace or a list of them "
+                              "(tk.simulate_serving)")
+    for t in items:
+        _check(t, "ServingTrace", "tk.simulate_serving")
+    ax = axes_or_new(ax)
+    for t, c in zip(items, series_colours(len(items)), strict=True):
+        ax.plot(t.time_s, t.decode_batch, color=c, lw=0.8, gid="decode_batch",
+                label=f"{t.policy}: oscillation {t.oscillation:.1%}")
+    ax.set_xlabel("Time [s]")
+    ax.set_ylabel("Decode batch [sequences]")
+    ax.set_title("Continuous batching under admission policies", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
+def plot_sessions(sessions: Any, ax: Axes | None = None) -> Axes:
+    """KV held in HBM and in the offload tier over the window, with the replica's limits.
+
+    Parameters
+    ----------
+    sessions : AgentSessions
+        From :func:`tokenomics.agent_sessions`.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Lines ``"hbm"`` and ``"tier"`` (x in hours, y as a fraction of the capacity) and
+        the level ``"capacity"`` at 1.
+    """
+    _check(sessions, "AgentSessions", "tk.agent_sessions")
+    ax = axes_or_new(ax)
+    h = np.asarray(sessions.time_s, float) / 3600.0
+    ax.plot(h, sessions.hbm_fraction, color="tab:red", gid="hbm", label="KV in HBM")
+    ax.plot(h, sessions.tier_fraction, color="tab:blue", gid="tier",
+            label=f"KV in {sessions.policy.tier}")
+    ax.axhline(1.0, color="0.3", ls="--", lw=1, gid="capacity", label="capacity")
+    ax.set_xlabel("Time [h]")
+    ax.set_ylabel("Share of the capacity the policy assumes")
+    ax.set_title(f"Agent sessions: golden time {sessions.golden_time_s / 60:.3g} min", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
+    return ax
