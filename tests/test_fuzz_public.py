@@ -128,6 +128,8 @@ def _valid(name: str) -> dict:
 NOT_FUZZED = {
     **{n: "an exception class" for n in ("CatalogError", "DoesNotFitError", "NotPublishedError",
                                          "TokenomicsError", "UnitError", "UnknownEntryError")},
+    **{n: "needs the optional Dask extra; its bad inputs are tested in tests/pareto/test_fleet.py"
+       for n in ("sweep_lazy", "lazy_pareto", "lazy_best_at")},
     "OperatingPoint": "a result (what best_at and cheapest_at return), not an input",
     "ParamBreakdown": "a result (what param_breakdown returns), not an input",
     "calibration_report": "refits the calibration once per held-out group (minutes a call)",

@@ -81,7 +81,7 @@ _TOP = {
     ),
     "pareto": (
         "best_at", "cheapest_at", "crossings", "decode_curve", "DecodeCurve", "frontier",
-        "OperatingPoint",
+        "OperatingPoint", "sweep_lazy", "lazy_pareto", "lazy_best_at",
         "pareto_mask", "speed_premium", "SpeedPremium", "sweep",
     ),
     "surfaces": (

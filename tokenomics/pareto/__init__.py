@@ -10,6 +10,8 @@ Modules
     Decode curves: one deployment's throughput against interactivity, as a polyline.
 ``envelope``
     The upper envelope of decode curves over deployments, and the Pareto set on it.
+``fleet``
+    Sweeps beyond one machine: a lazy Dask frame over deployments x batch x context.
 ``inputs``
     What a frontier query takes in: deployments, an efficiency preset, device prices, labels.
 ``premium``
@@ -47,10 +49,15 @@ _EXPORTS = {
     "best_at": ".queries",
     "cheapest_at": ".queries",
     "sweep": ".queries",
+    "sweep_points": ".queries",
+    "CHUNK_POINTS": ".fleet",
+    "sweep_lazy": ".fleet",
+    "lazy_pareto": ".fleet",
+    "lazy_best_at": ".fleet",
     "frontier_line": ".symbolic",
     "roofline_step_time": ".symbolic",
     "ridge_batch": ".symbolic",
 }
-_MODULES = ('curves', 'envelope', 'inputs', 'premium', 'queries', 'symbolic',)
+_MODULES = ('curves', 'envelope', 'fleet', 'inputs', 'premium', 'queries', 'symbolic',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

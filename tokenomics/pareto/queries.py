@@ -283,6 +283,34 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
                           attrs={"price_basis": basis.label})
 
 
+def sweep_points(dep: Any, batch: Any, context_tokens: Any, price: dict[str, Any]) -> pd.DataFrame:
+    """One deployment's decode points at (batch, context) broadcast together, priced.
+
+    The row builder of :func:`sweep` (and of each chunk of
+    :func:`tokenomics.pareto.fleet.sweep_lazy`): ``price`` is the deployment's
+    :func:`~tokenomics.pareto.inputs.price_columns`. Columns as :func:`sweep`'s, without
+    ``_deployment``.
+    """
+    from tokenomics.physics.step import decode
+
+    r = decode(dep, batch, context_tokens, on_oom="mark").to_frame()
+    p = price["price_usd_per_device_hour"]
+    df = pd.DataFrame({
+        "batch": r.batch, "context_tokens": r.context_tokens,
+        "step_time_s": r.step_time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
+        "tokens_per_s_per_device": r.tokens_per_s_per_device, "bound": r.bound,
+        "fits": r.fits})
+    df["cost_usd_per_mtok"] = (
+        np.asarray(cost_per_million_tokens(p, df.tokens_per_s_per_device.to_numpy()))
+        if math.isfinite(p) else np.nan)
+    df["joules_per_token"] = (dep.hardware.tdp_w / df.tokens_per_s_per_device
+                              if dep.hardware.tdp_w else np.nan)
+    df["label"] = deployment_label(dep)
+    for k, v in {**config_columns(dep), **price}.items():
+        df[k] = v
+    return df
+
+
 def sweep(deployments: Any, batch: Any, context_tokens: Any,
           prices: dict[str, float] | None = None, price_basis: Any = None) -> pd.DataFrame:
     """Brute-force decode sweep: every deployment at every (batch, context), vectorised.
@@ -315,28 +343,11 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
     >>> len(s)
     3
     """
-    from tokenomics.physics.step import decode
-
     frames = []
     deps = deployments_of(deployments)
     priced = device_prices(deps, prices, price_basis)
     for dep in deps:
-        r = decode(dep, batch, context_tokens, on_oom="mark").to_frame()
-        pc = price_columns(priced.get(dep.hardware.id))
-        p = pc["price_usd_per_device_hour"]
-        df = pd.DataFrame({
-            "batch": r.batch, "context_tokens": r.context_tokens,
-            "step_time_s": r.step_time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
-            "tokens_per_s_per_device": r.tokens_per_s_per_device, "bound": r.bound,
-            "fits": r.fits})
-        df["cost_usd_per_mtok"] = (
-            np.asarray(cost_per_million_tokens(p, df.tokens_per_s_per_device.to_numpy()))
-            if math.isfinite(p) else np.nan)
-        df["joules_per_token"] = (dep.hardware.tdp_w / df.tokens_per_s_per_device
-                                  if dep.hardware.tdp_w else np.nan)
-        df["label"] = deployment_label(dep)
-        for k, v in {**config_columns(dep), **pc}.items():
-            df[k] = v
+        df = sweep_points(dep, batch, context_tokens, price_columns(priced.get(dep.hardware.id)))
         df["_deployment"] = [dep] * len(df)
         frames.append(df)
     out = pd.concat(frames, ignore_index=True)
