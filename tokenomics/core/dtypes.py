@@ -146,6 +146,9 @@ def dtype(name: str | DType) -> DType:
     """
     if isinstance(name, DType):
         return name
+    hit = _FORMATS.get(name) if isinstance(name, str) else None
+    if hit is not None:                   # a canonical name: the common case, on every step
+        return hit
     if not isinstance(name, str):
         raise UnknownEntryError(f"a format name must be a string, got {name!r}")
     key = name.strip().lower()

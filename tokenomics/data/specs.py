@@ -516,8 +516,16 @@ class Model:
     def window_groups(self) -> list[tuple[str, float, int]]:
         """Distinct (kind, window, layer count) groups of the softmax-attention layers.
 
-        Window ``inf`` for full layers; linear-attention layers are not in any group.
+        Window ``inf`` for full layers; linear-attention layers are not in any group. Read
+        on every step, so computed once per model (a fresh list each call).
         """
+        cached = self.__dict__.get("_window_groups")
+        if cached is None:
+            cached = tuple(self._window_groups_now())
+            self.__dict__["_window_groups"] = cached     # a frozen model: never stale
+        return list(cached)
+
+    def _window_groups_now(self) -> list[tuple[str, float, int]]:
         groups: dict[tuple[str, float], int] = {}
         linear = self.layer_is_linear or (False,) * self.num_layers
         for kind, w, lin in zip(self.layer_window_kind, self.layer_window, linear, strict=True):

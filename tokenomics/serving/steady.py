@@ -246,10 +246,12 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     a = B / out
     dec = B - a                     # the a sequences admitted this step emit from prefill
     chunk, chunk_c = new / k, c + new * (k - 1) / (2 * k)
-    t = np.asarray(mixed_step_seconds(dep, dec, ctx, chunk, chunk_c, a * k), float)
-    t_own = np.asarray(mixed_step_seconds(dep, dec, ctx, chunk, chunk_c,
-                                          np.maximum(a * k, 1.0)), float)
-    t0 = np.asarray(mixed_step_seconds(dep, dec, ctx, 1.0, 0.0, 0.0), float)
+    # the mixed step, the step with the request's own chunk, the decode-only step: one call
+    # over the three stacked (one pass of the engine's Python instead of three)
+    z = np.zeros_like(chunk)
+    t, t_own, t0 = np.asarray(mixed_step_seconds(
+        dep, np.stack([dec] * 3), np.stack([ctx] * 3), np.stack([chunk, chunk, z + 1.0]),
+        np.stack([chunk_c, chunk_c, z]), np.stack([a * k, np.maximum(a * k, 1.0), z])), float)
     fits = B <= np.asarray(max_batch(dep, inp + out), float)
     S = V.scalar_or_array
     return SteadyState(
