@@ -150,3 +150,17 @@ def test_reprs_carry_units_and_scaled_numbers():
     # 70.6e9 parameters x 2 bytes / 4 devices: about 35.3 GB of weights per device
     assert m.startswith("MemoryFit(weights_bytes=35.") and " GB" in m and "fits=True" in m
     assert " ms" in repr(tk.decode(d, 8, 4096))
+
+
+def test_every_result_class_tabulates_and_prints_its_units():
+    # issue 14: one result protocol. Inputs (Deployment, Efficiency, ...) are not results.
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    s = tk.agent_step(d)
+    f = s.to_frame()
+    assert len(f) == 1 and f.loc[0, "time_s"] == pytest.approx(s.time_s)
+    assert "time_s=1." in repr(s) and " s," in repr(s)
+    c = tk.chunked_prefill(tk.Deployment("llama-3.1-8b", "h100-sxm"), 8192, 2048)
+    cf = c.to_frame()
+    assert len(cf) == 4 and (cf.chunk_tokens == 2048).all()   # 8,192 tokens in 4 chunks
+    r = tk.reload_or_recompute(d, 119_000)
+    assert "GB" in repr(r) and r.to_frame().loc[0, "faster"] == r.faster

@@ -54,6 +54,7 @@ _EXPORTS = {
     "as_quantities": ".units",
     "readable": ".units",
     "ReadableRepr": ".units",
+    "Result": ".units",
     "unit_of": ".units",
     "parse_quantity": ".units",
     "as_magnitude": ".units",

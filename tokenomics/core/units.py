@@ -257,6 +257,7 @@ _SUFFIX_UNITS: tuple[tuple[str, str], ...] = (
     ("_usd_per_device_hour", "USD/hour"), ("_usd_per_hour", "USD/hour"),
     ("joules_per_token", "J/token"), ("wh_per_mtok", "Wh/Mtoken"),
     ("flops_per_device", "flop"), ("bytes_per_device", "B"), ("_bytes_per_token", "B/token"),
+    ("_bytes_per_sequence", "B"), ("flops_uncached", "flop"),
     ("_flop_per_byte", "flop/B"), ("_flop_per_s", "flop/s"), ("flops", "flop"),
     ("_bytes_per_s", "B/s"), ("_bytes", "B"), ("bytes", "B"), ("_per_s", "1/s"),
     ("_tokens", "token"), ("_usd", "USD"), ("_s", "s"), ("_w", "W"), ("_j", "J"),
@@ -342,6 +343,8 @@ def readable(name: str, value: Any) -> str:
     unit = unit_of(name) if isinstance(name, str) else None
     if isinstance(value, (str, bool, np.bool_)) or value is None:
         return repr(value) if isinstance(value, str) else str(value)
+    if not isinstance(value, (int, float, np.generic, np.ndarray, list, tuple)):
+        return repr(value)                     # a nested result shows its own repr
     raw = np.asarray(value)
     if raw.dtype.kind == "b":
         return f"{int(raw.sum())} of {raw.size} True"
@@ -378,6 +381,39 @@ class ReadableRepr:
         body = ", ".join(f"{f.name}={readable(f.name, getattr(self, f.name))}"
                          for f in fields(self))   # type: ignore[arg-type]
         return f"{type(self).__name__}({body})"
+
+
+def _column(v: Any) -> np.ndarray | None:
+    """A field as a table column (numbers, bools, labels, arrays of them), else None."""
+    if isinstance(v, (bool, int, float, str, np.generic)):
+        return np.asarray(v)
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biufUS":
+        return v
+    return None
+
+
+class Result(ReadableRepr):
+    """Mixin of the library's result dataclasses: the readable repr and a tidy
+    ``to_frame()`` (use with ``@dataclass(repr=False)``)."""
+
+    def to_frame(self) -> Any:
+        """Tidy DataFrame: one row per point, a column per field (unit-suffixed names).
+
+        Scalar fields repeat down the rows; fields that are not numbers, flags or labels
+        (nested results, distributions) are left out.
+        """
+        from dataclasses import fields
+
+        import pandas as pd
+
+        cols = {f.name: c for f in fields(self)   # type: ignore[arg-type]
+                if (c := _column(getattr(self, f.name))) is not None}
+        try:
+            shape = np.broadcast_shapes(*(c.shape for c in cols.values()))
+        except ValueError:
+            raise UnitError(f"{type(self).__name__}.to_frame: its fields have shapes that "
+                            f"do not broadcast together") from None
+        return pd.DataFrame({k: np.ravel(np.broadcast_to(c, shape)) for k, c in cols.items()})
 
 
 def to_array(x: Any, name: str) -> np.ndarray:

@@ -29,6 +29,7 @@ from tokenomics.core.errors import (
     TokenomicsError,
     UnknownEntryError,
 )
+from tokenomics.core.units import Result
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 
 # ---- Provider prices -----------------------------------------------------------------------
@@ -241,8 +242,8 @@ def margin(price_usd_per_mtok: Any, cost_usd_per_mtok: Any) -> Any:
 
 
 # ---- DeepSeek's published serving economics (worked example) -------------------------------
-@dataclass(frozen=True)
-class ServingDay:
+@dataclass(frozen=True, repr=False)
+class ServingDay(Result):
     """One day of a serving fleet: cost, revenue at list prices, margin. [USD/day]"""
 
     cost_usd: float

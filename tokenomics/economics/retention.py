@@ -69,7 +69,7 @@ from scipy import special
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.core.units import as_magnitude, to_array
+from tokenomics.core.units import Result, as_magnitude, to_array
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware
@@ -524,8 +524,8 @@ class RetentionPolicy:
                              "expected_cost_usd": self.cost_curve_usd})
 
 
-@dataclass(frozen=True)
-class RetentionOccupancy:
+@dataclass(frozen=True, repr=False)
+class RetentionOccupancy(Result):
     """Mean KV held by idle sessions under a retention policy (Little's law).
 
     Attributes

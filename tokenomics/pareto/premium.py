@@ -30,11 +30,12 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import Result
 from tokenomics.pareto.queries import best_at
 
 
-@dataclass(frozen=True)
-class SpeedPremium:
+@dataclass(frozen=True, repr=False)
+class SpeedPremium(Result):
     """The frontier at a base interactivity and at ``speedup`` times it.
 
     Attributes

@@ -30,6 +30,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import Result
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.memory import kv_per_sequence_bytes
@@ -42,8 +43,8 @@ AGENT_STEP_TOKENS = (119_000, 875, 214)
 MAX_AGENT_OUTPUT = 10_000_000
 
 
-@dataclass(frozen=True)
-class AgentStep:
+@dataclass(frozen=True, repr=False)
+class AgentStep(Result):
     """Time and cost of one agent step on a cached prefix, per sequence of the batch.
 
     Attributes

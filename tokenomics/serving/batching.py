@@ -43,6 +43,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.core.units import Result
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.engine import (
@@ -166,8 +167,8 @@ def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
 
 
 # ---- Chunked prefill -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class ChunkedPrefill:
+@dataclass(frozen=True, repr=False)
+class ChunkedPrefill(Result):
     """A prompt prefilled in chunks beside running decodes, and the same without chunking.
 
     Attributes
@@ -289,8 +290,8 @@ def chunked_prefill(dep: Deployment, prompt_tokens: int, token_budget: int,
 
 
 # ---- Prefix caching ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PrefixCachedPrefill:
+@dataclass(frozen=True, repr=False)
+class PrefixCachedPrefill(Result):
     """Prefill with and without a prefix-cache hit. Per step, per device.
 
     Attributes
@@ -468,8 +469,8 @@ def expected_max(samples: Any, n: Any, probabilities: Any = None) -> Any:
     return V.scalar_or_array((w * x).sum(axis=-1))
 
 
-@dataclass(frozen=True)
-class BatchingThroughput:
+@dataclass(frozen=True, repr=False)
+class BatchingThroughput(Result):
     """Steady-state decode throughput of static vs continuous batching.
 
     Attributes

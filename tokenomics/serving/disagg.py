@@ -49,6 +49,7 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import Result
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.workload import SLO, Link, Workload, accepts_legacy
@@ -386,8 +387,8 @@ def disaggregated_goodput(prefill_dep: Deployment, decode_dep: Deployment, n_pre
                            single_count(n_decode, "n_decode"))
 
 
-@dataclass(frozen=True)
-class PoolSplit:
+@dataclass(frozen=True, repr=False)
+class PoolSplit(Result):
     """The best prefill:decode split of a device budget.
 
     Attributes

@@ -63,7 +63,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.core.units import to_array
+from tokenomics.core.units import Result, to_array
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.formulas import span_sum
@@ -524,8 +524,8 @@ def kv_waste_fraction_over_decode(prompt_tokens: Any, output_tokens: Any, policy
     return V.scalar_or_array((reserved - held) / reserved)
 
 
-@dataclass(frozen=True)
-class KVCapacity:
+@dataclass(frozen=True, repr=False)
+class KVCapacity(Result):
     """Concurrent sequences the KV room of one device holds. Byte fields are per device [B].
 
     Attributes

@@ -45,6 +45,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.core.units import Result
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.workload import SLO, Workload
 from tokenomics.physics.memory import max_batch
@@ -383,8 +384,8 @@ def decode_table(dep: Deployment, ctx: int) -> DecodeTable:
 # --------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SLOAttainment:
+@dataclass(frozen=True, repr=False)
+class SLOAttainment(Result):
     """Service at given request rates. Rates [req/s], times [s].
 
     Attributes
@@ -433,8 +434,8 @@ class SLOAttainment:
     n_devices: int
 
 
-@dataclass(frozen=True)
-class Goodput:
+@dataclass(frozen=True, repr=False)
+class Goodput(Result):
     """The largest request rate at which the SLOs are met, and the service there.
 
     Attributes

@@ -25,6 +25,7 @@ import numpy as np
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
+from tokenomics.core.units import Result
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.workload import Link, accepts_legacy_forms
@@ -41,8 +42,8 @@ _ATTENTION_OPS = ("embedding", "attn_qkv", "attn_core", "attn_out", "lm_head")
 _FFN_OPS = ("ffn_dense", "moe_router", "moe_shared", "moe_experts")
 
 
-@dataclass(frozen=True)
-class AttentionFFNSplit:
+@dataclass(frozen=True, repr=False)
+class AttentionFFNSplit(Result):
     """Decode with attention (and the KV) on one pool and the FFN/experts on another.
 
     Times are per decode step [s]; utilisations are busy time over step time.

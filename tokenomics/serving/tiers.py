@@ -56,6 +56,7 @@ from tokenomics.core.errors import (
     TokenomicsError,
     UnknownEntryError,
 )
+from tokenomics.core.units import Result
 from tokenomics.data.boundary import inputs
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.catalog import hardware as _catalog_hardware
@@ -462,8 +463,8 @@ def check_tier_capacity(t: Tier, kv_per_device: Any) -> None:
 # --------------------------------------------------------------------------------------------
 # Reload or recompute (S63)
 # --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ReloadOrRecompute:
+@dataclass(frozen=True, repr=False)
+class ReloadOrRecompute(Result):
     """Reloading a prefix's KV from a tier against recomputing it, per replica.
 
     Attributes
