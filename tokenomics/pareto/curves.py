@@ -50,7 +50,7 @@ from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.engine import step_seconds
 from tokenomics.physics.formulas import distinct_experts, tokens_for_distinct_fraction
 from tokenomics.physics.memory import max_batch
-from tokenomics.physics.operators import OPERATORS, step_costs
+from tokenomics.physics.operators import OPERATORS, OpCost, step_costs
 
 _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
 
@@ -134,10 +134,13 @@ def _allreduce_swaps(dep: Deployment, T: float) -> list[float]:
     if dep.allreduce_algorithm != "auto" or dep.tp <= 1:
         return out
     lines: dict[str, list[tuple[float, float]]] = {}
+    b12 = np.array([1.0, 2.0])
     for a in ALGORITHMS:
         d = dep.with_(allreduce_algorithm=a)
-        c1 = {c.name: float(c.time_s) for c in step_comm(d, 1.0, T, T, "decode")}
-        c2 = {c.name: float(c.time_s) for c in step_comm(d, 2.0, T, T, "decode")}
+        both = {c.name: np.broadcast_to(np.asarray(c.time_s, float), (2,))
+                for c in step_comm(d, b12, T, T, "decode")}      # b = 1 and 2 in one call
+        c1 = {k: float(v[0]) for k, v in both.items()}
+        c2 = {k: float(v[1]) for k, v in both.items()}
         for name in c1:
             lines.setdefault(name, []).append((2 * c1[name] - c2[name], c2[name] - c1[name]))
     for ls in lines.values():
@@ -149,13 +152,23 @@ def _allreduce_swaps(dep: Deployment, T: float) -> list[float]:
     return out
 
 
+def _costs_at_one_and_two(dep: Deployment, C: float, T: float) -> tuple[dict, dict]:
+    """Each operator's costs at batch 1 and at batch 2, from one engine call over both."""
+    out: tuple[dict, dict] = ({}, {})
+    for o in step_costs(dep, np.array([1.0, 2.0]), T, C, T):
+        *cols, _ = np.broadcast_arrays(*(np.asarray(v, float) for v in (
+            o.flops, o.weight_bytes, o.kv_bytes, o.act_bytes)), np.zeros(2))
+        for i in (0, 1):
+            out[i][o.name] = OpCost(o.name, *(float(c[i]) for c in cols))
+    return out
+
+
 def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[float]:
     """Batches (real-valued, in (1, b_max)) where the piecewise-linear step time bends."""
     eff = dep.efficiency
     peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
     bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
-    one = {o.name: o for o in step_costs(dep, 1.0, T, C, T)}
-    two = {o.name: o for o in step_costs(dep, 2.0, T, C, T)}
+    one, two = _costs_at_one_and_two(dep, C, T)
     out = _operator_ridges(dep, one, two, peak, bw)
     if dep.model.is_moe:
         out += _moe_kinks(dep, one, two, peak, bw, b_max, T)
@@ -169,8 +182,18 @@ CURVE_RTOL = 1e-4
 _MAX_VERTICES = 20_000
 
 
+def _vertices_and_refine(B: np.ndarray, time: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Exact times at the vertices and at their first midpoints in one call, then
+    :func:`_refine_vertices` (dense curves need no second call)."""
+    mid = 0.5 * (B[:-1] + B[1:])
+    wide = np.diff(B) > 1e-9 * B[1:]
+    both = np.asarray(time(np.concatenate([B, mid[wide]])), float)
+    return _refine_vertices(B, both[:len(B)], time, first_mid=both[len(B):])
+
+
 def _refine_vertices(B: np.ndarray, t: np.ndarray, time: Any,
-                     rtol: float = CURVE_RTOL) -> tuple[np.ndarray, np.ndarray]:
+                     rtol: float = CURVE_RTOL,
+                     first_mid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Insert midpoints until every piece's chord is within ``rtol`` of the exact time there.
 
     Each round evaluates the exact step time at the midpoints of all pieces at once and keeps
@@ -180,7 +203,8 @@ def _refine_vertices(B: np.ndarray, t: np.ndarray, time: Any,
     while len(B) < _MAX_VERTICES:
         mid = 0.5 * (B[:-1] + B[1:])
         wide = np.diff(B) > 1e-9 * B[1:]
-        tm = np.asarray(time(mid[wide]), float)
+        tm = np.asarray(time(mid[wide]), float) if first_mid is None else first_mid
+        first_mid = None
         chord = 0.5 * (t[:-1] + t[1:])[wide]
         bad = np.abs(chord - tm) > rtol * tm
         if not bad.any():
@@ -360,8 +384,7 @@ def decode_curve(dep: Deployment, context_tokens: float,
     if k:
         kinks += _kinks(dep, C, float(bm), float(k + 1))
     B = np.asarray(sorted({1.0, float(bm), *kinks}))
-    t = _cycle_time(dep, B, C, speculation)
-    B, t = _refine_vertices(B, t, lambda b: _cycle_time(dep, b, C, speculation))
+    B, t = _vertices_and_refine(B, lambda b: _cycle_time(dep, b, C, speculation))
     return DecodeCurve(deployment=dep, context_tokens=C, batch=B, step_time_s=t,
                        tokens_per_s_per_user=E / t,
                        tokens_per_s_per_device=B * E / t / dep.n_devices, max_batch=bm,
