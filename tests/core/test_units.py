@@ -164,3 +164,12 @@ def test_every_result_class_tabulates_and_prints_its_units():
     assert len(cf) == 4 and (cf.chunk_tokens == 2048).all()   # 8,192 tokens in 4 chunks
     r = tk.reload_or_recompute(d, 119_000)
     assert "GB" in repr(r) and r.to_frame().loc[0, "faster"] == r.faster
+
+
+def test_unit_names_of_rates_and_quantities_given_back():
+    assert tk.unit_of("hbm_usd_per_s") == "USD/s"          # a price per second, not a rate
+    assert tk.unit_of("requests_per_s") == "1/s"
+    q = tk.as_quantities({"time_s": tk.Q_(5, "ms")})["time_s"]
+    assert q.m_as("s") == pytest.approx(0.005)            # not relabelled 5 seconds
+    from tokenomics.core.units import readable
+    assert readable("x_s", [1, [2, 3]]) == "[1, [2, 3]]"   # ragged: shown as given

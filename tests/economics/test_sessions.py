@@ -77,7 +77,7 @@ def test_cost_per_session_is_its_steps_plus_its_gaps(run):
 @pytest.mark.parametrize("kw, match", [
     (dict(sessions=1), "sessions"), (dict(concurrent=0), "concurrent"),
     (dict(stats="S60"), "SessionStats"), (dict(policy=3), "RetentionPolicy"),
-    (dict(seed=0.5), "seed"), (dict(concurrent=1e9), "10 million"),
+    (dict(seed=0.5), "seed"), (dict(seed=-1), "seed"), (dict(concurrent=1e9), "20,000,000"),
 ])
 def test_bad_arguments(kw, match):
     with pytest.raises(tk.TokenomicsError, match=match):
@@ -85,6 +85,9 @@ def test_bad_arguments(kw, match):
 
 
 def test_session_stats_validate():
+    with pytest.raises(tk.TokenomicsError, match="at most"):
+        SessionStats(requests_per_session=1e12)
+    assert SessionStats(mean_duration_s=tk.Q_(60, "min")).mean_duration_s == 3600
     with pytest.raises(tk.TokenomicsError, match="requests_per_session"):
         SessionStats(requests_per_session=0.5)
     with pytest.raises(tk.TokenomicsError, match="leave the human"):

@@ -29,6 +29,7 @@ _EXPORTS = {
     "context_within": ".checks",
     "single_amount": ".checks",
     "single_whole": ".checks",
+    "seed": ".checks",
     "fraction": ".checks",
     "choice": ".checks",
     "flag": ".checks",

@@ -116,6 +116,19 @@ def single_whole(x: Any, name: str, minimum: float = 1, unit: str = "count") -> 
     return int(arr.reshape(()))
 
 
+def seed(x: Any, name: str = "seed") -> int:
+    """A random seed: a whole number >= 0 (what ``numpy.random.default_rng`` takes).
+
+    Raises
+    ------
+    TokenomicsError
+        For a bool, a float, a negative number or anything else.
+    """
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
+        raise TokenomicsError(f"{name} must be a whole number >= 0, got {x!r}")
+    return int(x)
+
+
 def fraction(x: Any, name: str, upper_open: bool = False) -> np.ndarray:
     """``x`` as an array of shares in [0, 1] (``upper_open``: [0, 1)); raise otherwise.
 

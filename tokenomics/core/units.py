@@ -259,7 +259,8 @@ _SUFFIX_UNITS: tuple[tuple[str, str], ...] = (
     ("flops_per_device", "flop"), ("bytes_per_device", "B"), ("_bytes_per_token", "B/token"),
     ("_bytes_per_sequence", "B"), ("flops_uncached", "flop"),
     ("_flop_per_byte", "flop/B"), ("_flop_per_s", "flop/s"), ("flops", "flop"),
-    ("_bytes_per_s", "B/s"), ("_bytes", "B"), ("bytes", "B"), ("_per_s", "1/s"),
+    ("_bytes_per_s", "B/s"), ("_bytes", "B"), ("bytes", "B"), ("_usd_per_s", "USD/s"),
+    ("flops_per_s", "flop/s"), ("joules_per_s", "W"), ("_per_s", "1/s"),
     ("_tokens", "token"), ("_usd", "USD"), ("_s", "s"), ("_w", "W"), ("_j", "J"),
 )
 
@@ -323,6 +324,9 @@ def as_quantities(result: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in items.items():
         unit = unit_of(k) if isinstance(k, str) else None
+        if hasattr(v, "magnitude") and hasattr(v, "units"):      # already a Quantity: kept
+            out[k] = _in_our_registry(v, str(k))
+            continue
         try:
             arr = None if isinstance(v, str) else np.asarray(v)
         except (TypeError, ValueError):          # ragged or odd values: left unchanged
@@ -345,7 +349,10 @@ def readable(name: str, value: Any) -> str:
         return repr(value) if isinstance(value, str) else str(value)
     if not isinstance(value, (int, float, np.generic, np.ndarray, list, tuple)):
         return repr(value)                     # a nested result shows its own repr
-    raw = np.asarray(value)
+    try:
+        raw = np.asarray(value)
+    except ValueError:                       # ragged: not one array
+        return repr(value)
     if raw.dtype.kind == "b":
         return f"{int(raw.sum())} of {raw.size} True"
     if raw.dtype.kind in "USO":

@@ -1,6 +1,7 @@
 """A request's journey from the user's keypress to its last token: the latency budget.
 
-The source follows one request through fifteen steps (the 001 seed): tokenizer, API gateway,
+The source follows one request through fifteen steps (the 001 seed; here 13 rows, the
+accelerator-side steps it lists one by one being timed together): tokenizer, API gateway,
 authentication and billing, load balancing, the inference router, the scheduler's continuous
 batching, the KV cache and prefix cache, prefill, decode, the networks, detokenisation and
 streaming back. :func:`request_journey` composes them into one budget, each step a named input
@@ -36,8 +37,10 @@ brings the end-to-end time (each later token travels the same path out, so the p
 once). Billing closes off the user's path.
 
 **Cost per step.** Only the accelerator steps are priced. The replica costs
-:math:`n p` per second (:math:`n` devices at :math:`p` USD per device-second) and completes
-:math:`\\mu` requests a second, so a request costs :math:`n p / \\mu`; the prefill's share is
+:math:`n p` per second (:math:`n` devices at :math:`p` USD per device-second) and, at the
+request's operating point, completes :math:`r` requests a second (the steady state's
+``requests_per_s``, not the capacity :math:`\\mu` of the queue), so a request costs
+:math:`n p / r`; the prefill's share is
 the part of each mixed step its prompt adds, :math:`(t - t_0)/t` (:math:`t` the mixed step,
 :math:`t_0` the decode-only step), the decode's the rest.
 
@@ -183,11 +186,15 @@ def _terms(overrides: Any) -> dict[str, tuple[float, str]]:
     for k, v in overrides.items():
         if k not in base:
             raise TokenomicsError(f"steps: unknown step {k!r}; known: {', '.join(base)}")
-        unit = "count" if k == "fabric_hops" else JOURNEY_TERMS[k][0]
-        x = V.single_amount(V.non_negative(as_magnitude(v, unit, f"steps[{k!r}]"),
-                                           f"steps[{k!r}]", unit), f"steps[{k!r}]", unit)
-        if k == "tokenize_rate" and x <= 0:
-            raise TokenomicsError("steps['tokenize_rate'] must be > 0 token/s")
+        name = f"steps[{k!r}]"
+        if k == "fabric_hops":
+            base[k] = (float(V.single_whole(v, name, minimum=0)), "user")
+            continue
+        unit, lo, hi = JOURNEY_TERMS[k]
+        x = V.single_amount(V.non_negative(as_magnitude(v, unit, name), name, unit), name, unit)
+        if not lo <= x <= hi:
+            raise TokenomicsError(f"{name} must be in [{lo:g}, {hi:g}] {unit} (a plausible "
+                                  f"budget for that step), got {x:g}")
         base[k] = (x, "user")
     return base
 
@@ -203,7 +210,7 @@ def _operating_point(dep: Deployment, inp: int, out: int, cached: int,
     mu = float(cap.requests_per_s)
     if rate is None or rate == 0:
         return steady_state(dep, 1, inp, out, cached_tokens=cached), mu, 0.0
-    if rate >= mu:
+    if rate >= mu * (1 - 1e-6):          # at capacity the M/D/1 wait has no finite tail
         raise TokenomicsError(
             f"arrival_rate_per_s {rate:g} is at or above the replica's capacity {mu:.4g} "
             f"requests/s (concurrency {float(cap.concurrency):g}): the load balancer would "

@@ -28,8 +28,8 @@ the session figures (duration, requests, steps, time split); ``gap_median_s`` in
 :class:`SessionStats` sets the median instead (the mean duration then no longer holds).
 
 **Population.** Sessions start as a Poisson stream at :math:`N / \\bar D` per second, so
-:math:`N` are under way on average (Little's law), from one mean session length before the
-window (a warm-up) to its end. A session's KV (``context_tokens`` of the model: S61's
+:math:`N` are under way on average (Little's law), from a warm-up (the window or 30 mean
+sessions, whichever is longer) before the window to its end. A session's KV (``context_tokens`` of the model: S61's
 119,000-token prefix by default) is in HBM while it works, and over each gap (and after its
 last request, since the server cannot tell the last from the others) in HBM for
 :math:`\\min(g, t_1)`, in the tier for :math:`\\min(g, t_2) - \\min(g, t_1)`, then nowhere.
@@ -62,7 +62,13 @@ from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import ReadableRepr
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
-from tokenomics.economics.retention import RetentionPolicy, retention_policy
+from tokenomics.economics.retention import (
+    GAP_MEAN_TO_MEDIAN,
+    GapDistribution,
+    RetentionPolicy,
+    lognormal_params,
+    retention_policy,
+)
 from tokenomics.serving.agents import AGENT_STEP_TOKENS, agent_step
 
 #: Mean agent session [s] (S60: 62.6 minutes).
@@ -73,6 +79,8 @@ REQUESTS_PER_SESSION = 9.2
 STEPS_PER_REQUEST = 9.0
 #: Share of a session's time: human, tools, LLM (S62).
 TIME_SPLIT = (0.92, 0.048, 0.033)
+_MAX_REQUESTS = 20_000_000
+_MAX_STAT = 1e6
 
 
 @dataclass(frozen=True)
@@ -101,14 +109,18 @@ class SessionStats:
     steps_per_request: float = STEPS_PER_REQUEST
     tool_share: float = TIME_SPLIT[1]
     llm_share: float = TIME_SPLIT[2]
-    gap_mean_to_median: float = 15.0
+    gap_mean_to_median: float = GAP_MEAN_TO_MEDIAN
     gap_median_s: float | None = None
 
     def __post_init__(self) -> None:
         for name, lo in (("mean_duration_s", 0.0), ("requests_per_session", 1.0),
                          ("steps_per_request", 1.0), ("gap_mean_to_median", 1.0)):
+            unit = "s" if name == "mean_duration_s" else "count"
             v = V.single_amount(V.positive(getattr(self, name), f"SessionStats.{name}",
-                                           "count"), f"SessionStats.{name}", "count")
+                                           unit), f"SessionStats.{name}", unit)
+            if name != "mean_duration_s" and v > _MAX_STAT:
+                raise TokenomicsError(f"SessionStats.{name} must be at most {_MAX_STAT:g}, "
+                                      f"got {v:g}")
             if v < lo or (name == "gap_mean_to_median" and v == lo):
                 raise TokenomicsError(f"SessionStats.{name} must be "
                                       f"{'>' if name == 'gap_mean_to_median' else '>='} "
@@ -134,15 +146,14 @@ class SessionStats:
 
     @property
     def gap_mu_sigma(self) -> tuple[float, float]:
-        """Lognormal parameters of a human gap (:math:`\\ln` of seconds)."""
-        sigma = math.sqrt(2.0 * math.log(self.gap_mean_to_median))
+        """Lognormal parameters of a human gap (:math:`\\ln` of seconds): the median given,
+        or the one whose mean fills the human's share of the mean session."""
         if self.gap_median_s is not None:
-            return math.log(self.gap_median_s), sigma
+            return lognormal_params(self.gap_median_s, self.gap_mean_to_median)
         gaps = self.requests_per_session - 1.0
         human = (1.0 - self.tool_share - self.llm_share) * self.mean_duration_s
-        if gaps <= 0:
-            return math.log(1.0), sigma
-        return math.log(human / gaps) - sigma ** 2 / 2, sigma
+        mean = human / gaps if gaps > 0 else 1.0
+        return lognormal_params(mean / self.gap_mean_to_median, self.gap_mean_to_median)
 
 
 def _sample(n: int, st: SessionStats, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -164,6 +175,12 @@ def _expected_duration(st: SessionStats) -> float:
     llm, tool = st.step_s
     return ((st.requests_per_session - 1) * math.exp(mu + sigma ** 2 / 2)
             + st.requests_per_session * st.steps_per_request * (llm + tool))
+
+
+def _warm_up(horizon_s: float, mean_session_s: float) -> float:
+    """How long before the window sessions start: the window, or 30 mean sessions, which
+    ever is longer (the heavy-tailed sessions begun earlier are still under way)."""
+    return max(horizon_s, 30.0 * mean_session_s)
 
 
 def _gap_cost(g: np.ndarray, p: RetentionPolicy) -> np.ndarray:
@@ -332,13 +349,12 @@ def agent_sessions(dep: Deployment, sessions: int = 2000, *, concurrent: float =
     N = V.single_amount(V.positive(concurrent, "concurrent", "count"), "concurrent", "count")
     C = V.single_whole(context_tokens, "context_tokens", unit="token")
     H = V.single_amount(V.positive(horizon_s, "horizon_s", "s"), "horizon_s", "s")
-    if n > 10_000_000 or N * 2 * H / _expected_duration(st) > 10_000_000:
-        raise TokenomicsError("sessions, concurrent and horizon_s ask for more than 10 million "
-                              "sessions; sample fewer")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise TokenomicsError(f"seed must be an integer, got {seed!r}")
-    from tokenomics.economics.retention import GapDistribution
-
+    D = _expected_duration(st)
+    population = N * (_warm_up(H, D) + H) / D
+    if max(n, population) * st.requests_per_session > _MAX_REQUESTS:
+        raise TokenomicsError(f"sessions, concurrent, horizon_s and requests_per_session ask "
+                              f"for more than {_MAX_REQUESTS:,} requests; sample fewer")
+    seed = V.seed(seed)
     p = policy if policy is not None else retention_policy(
         dep, C, gap=GapDistribution(*st.gap_mu_sigma))
     if not isinstance(p, RetentionPolicy):
@@ -353,8 +369,9 @@ def _population(table: pd.DataFrame, st: SessionStats, p: RetentionPolicy,
                 run: tuple[float, float, np.random.Generator], step_usd: float) -> AgentSessions:
     """Poisson session starts over a warm-up and the window; occupancy on a grid."""
     N, H, rng = run
-    lam = N / _expected_duration(st)
-    warm = max(H, 10 * st.mean_duration_s)
+    D = _expected_duration(st)
+    lam = N / D
+    warm = _warm_up(H, D)
     k = int(rng.poisson(lam * (warm + H)))
     start = -warm + (warm + H) * rng.random(k)
     s = _sample(k, st, rng)

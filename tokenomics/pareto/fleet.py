@@ -39,7 +39,7 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.pareto.envelope import pareto_mask
 from tokenomics.pareto.inputs import deployments_of, device_prices, price_columns
-from tokenomics.pareto.queries import sweep_points
+from tokenomics.pareto.queries import OperatingPoint, sweep_points
 
 #: Points per chunk when the caller gives none (about 100 MB of frame per chunk).
 CHUNK_POINTS = 2 ** 20
@@ -175,7 +175,7 @@ def lazy_pareto(lazy: Any, progress: bool = False) -> pd.DataFrame:
 
 
 def lazy_best_at(lazy: Any, min_tokens_per_s_per_user: float,
-                 progress: bool = False) -> pd.Series:
+                 progress: bool = False) -> OperatingPoint:
     """The fitting point with the most throughput per device at or above a floor.
 
     Parameters
@@ -189,8 +189,8 @@ def lazy_best_at(lazy: Any, min_tokens_per_s_per_user: float,
 
     Returns
     -------
-    pandas.Series
-        The winning point's row.
+    OperatingPoint
+        The winning point, as :func:`tokenomics.best_at` gives it (whole batch).
 
     Raises
     ------
@@ -206,4 +206,6 @@ def lazy_best_at(lazy: Any, min_tokens_per_s_per_user: float,
     top = _compute(ok.nlargest(1, "tokens_per_s_per_device"), progress)
     if top.empty or not math.isfinite(float(top.tokens_per_s_per_device.iloc[0])):
         raise TokenomicsError(f"no fitting point of the sweep reaches {X:g} tokens/s per user")
-    return top.iloc[0]
+    row = top.iloc[0].to_dict()
+    row["batch"] = int(row["batch"])
+    return OperatingPoint(row)

@@ -63,11 +63,14 @@ class OperatingPoint(Mapping):
         object.__setattr__(self, "attrs", dict(attrs or {}))
 
     def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["_values"][name]
-        except KeyError:
+        values = self.__dict__.get("_values")
+        if values is None or name not in values:       # (copy and pickle probe before init)
             raise AttributeError(f"OperatingPoint has no field {name!r}; fields: "
-                                 f"{', '.join(self.__dict__['_values'])}") from None
+                                 f"{', '.join(values or ())}")
+        return values[name]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (OperatingPoint, (self._values, self.attrs))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("an OperatingPoint is read-only")
@@ -104,7 +107,7 @@ def _plain(v: Any) -> Any:
 
 def best_at(deployments: Any, min_tokens_per_s_per_user: float,
             context_tokens: float | None = None, speculation: Any = (None,),
-            efficiency: Any = "deployment") -> pd.Series:
+            efficiency: Any = "deployment") -> OperatingPoint:
     """Best throughput per device at or above an interactivity floor (S23's vertical line).
 
     Parameters
@@ -169,6 +172,10 @@ def _on_frontier(frontier: pd.DataFrame, X: float) -> OperatingPoint:
     (step time :math:`E/X`, :math:`E` tokens per step) is interpolated in step time, rounded
     down to a whole batch, and the point recomputed there.
     """
+    need = {"tokens_per_s_per_user", "tokens_per_s_per_device", "step_time_s", "batch", "label"}
+    if frontier.empty or not need <= set(frontier.columns):
+        raise TokenomicsError(f"best_at reads a frontier with rows and the columns "
+                              f"{', '.join(sorted(need))} (tk.frontier's frame)")
     f = frontier.sort_values("tokens_per_s_per_user").reset_index(drop=True)
     xs = f.tokens_per_s_per_user.to_numpy()
     if X > xs[-1] * (1 + 1e-12):
@@ -183,6 +190,8 @@ def _on_frontier(frontier: pd.DataFrame, X: float) -> OperatingPoint:
     b_cross = float(np.interp(E / X, ts, Bs))
     B = math.floor(b_cross + 1e-9)
     if B < Bs[0] or B == row["batch"]:
+        if float(row["batch"]).is_integer():
+            row["batch"] = int(row["batch"])
         return OperatingPoint(row)
     t = float(np.interp(B, Bs, ts))
     scale = (B / row["batch"]) * (row["step_time_s"] / t)     # tokens/s per device ratio
@@ -237,7 +246,7 @@ def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculat
 
 def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_tokens: float,
                 prices: dict[str, float] | None = None, speculation: Any = (None,),
-                efficiency: Any = "deployment", price_basis: Any = None) -> pd.Series:
+                efficiency: Any = "deployment", price_basis: Any = None) -> OperatingPoint:
     """The cheapest configuration that meets an interactivity floor [USD/Mtok].
 
     Each configuration runs at its largest whole batch whose tokens/s per user stays at or

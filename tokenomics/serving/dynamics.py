@@ -25,30 +25,34 @@ over whole decode batches and interpolated linearly in prefill tokens.
 :math:`B_\\max` = :func:`tokenomics.max_batch` at :math:`I + O` tokens. A running
 sequence holds its prompt plus the tokens generated so far.
 
-**Admission policies** (:class:`Admission`):
+**Admission policies** (:class:`Admission`). Every policy prefills at most
+``token_budget`` prompt tokens a step (8,192 by default, TensorRT-LLM's default
+``max_num_tokens``); a longer prompt takes several steps.
 
 ``"naive"``
-    Admit waiting requests first come, first served while the KV in use plus the new prompt
-    fits :math:`K`; prefill every admitted prompt whole in the next step. Nothing is reserved
-    for the growth of the running sequences, so a burst admitted into freed memory is
-    preempted a few hundred steps later, readmitted, preempted again: the over-correction
+    A gate with hysteresis: while open, admit waiting requests first come, first served as
+    long as the KV in use (running sequences and prompts in prefill) plus the new prompt
+    fits :math:`K`; when requests are left waiting (memory ran out) the gate shuts, and it
+    opens again only when retirements bring the KV below ``gate_fraction`` (0.9) x
+    :math:`K`. Nothing is reserved for the running sequences' growth, so a burst admitted
+    into freed memory is preempted later, readmitted, preempted again: the over-correction
     of S53.
 ``"ready_buffer"``
-    The naive rule, but a buffer of ``buffer_fraction`` x :math:`K` is held back from
-    admission and kept ready for growth.
+    No gate: admit continuously, at most one step's prefill (``token_budget`` / :math:`I`
+    + 1 prompts) in flight at a time (the ready buffer), with ``buffer_fraction`` x
+    :math:`K` held back from admission for growth.
 ``"smoothed"``
     Admission reserves each sequence's expected final KV (prompt plus mean output; for a
     running sequence the larger of that and what it holds) and admits at most the smoothed
     (exponentially weighted, time constant ``smoothing_steps``) retirement rate plus one per
     step.
 ``"layered"``
-    ``"smoothed"`` inside two more loops at other time scales: a fast one, per step, that
-    keeps at most one step's prefill (``token_budget`` / :math:`I` + 1 prompts) in flight,
-    and a slow one that every ``slow_steps`` steps scales the reservation's ceiling (from 1
-    x :math:`K`, between 0.5 and 1.5) down by 10% after a preemption and up by 0.02
-    otherwise (additive increase, multiplicative decrease): the reservation counts every
-    sequence at its expected final length, more than the running ones hold on average, so
-    the slow loop finds how far it may over-subscribe.
+    ``"smoothed"`` inside two more loops at other time scales: a fast one, per step, the
+    ready buffer's cap, and a slow one that every ``slow_steps`` steps scales the
+    reservation's ceiling (from 1 x :math:`K`, between 0.5 and 1.1) down by 10% after a
+    preemption and up by 0.005 otherwise (additive increase, multiplicative decrease): the
+    reservation counts every sequence at its expected final length, more than the running
+    ones hold on average, so the slow loop finds how far it may over-subscribe.
 
 **Oscillation.** :attr:`ServingTrace.oscillation` is the coefficient of variation of the
 decode batch over the second half of the run (the first half is the start-up transient);
@@ -87,6 +91,7 @@ ADMISSION_POLICIES = ("naive", "ready_buffer", "smoothed", "layered")
 #: sequence at its expected final length, more than the running sequences hold on average.
 _MAX_HEADROOM = 1.1
 _MAX_STEPS = 10_000_000
+_MAX_CV = 10.0
 _MAX_ARRIVALS = 10_000_000
 
 
@@ -97,14 +102,16 @@ class Admission:
     Attributes
     ----------
     policy : {"naive", "ready_buffer", "smoothed", "layered"}
+    gate_fraction : float
+        Share of the KV budget below which the naive gate opens again [fraction].
     buffer_fraction : float
         Share of the KV budget held back from admission (``"ready_buffer"``) [fraction].
     smoothing_steps : float
         Time constant of the smoothed retirement rate (``"smoothed"``, ``"layered"``)
         [steps], >= 1.
-    token_budget : int, optional
-        Prefill tokens per step of the fast loop (``"layered"``) [token]; default the
-        prompt length (one prompt a step).
+    token_budget : int
+        Prompt tokens prefilled per step, every policy [token] (default 8,192,
+        TensorRT-LLM's default ``max_num_tokens``).
     slow_steps : int
         Period of the slow loop (``"layered"``) [steps], >= 1.
     """
@@ -449,21 +456,25 @@ def simulate_serving(dep: Deployment, arrival_rate_per_s: float, input_tokens: i
         raise TokenomicsError(f"steps must be at most {_MAX_STEPS:,} (a run's series are held "
                               f"in memory), got {n_steps:,}")
     cv = V.single_amount(V.positive(output_cv, "output_cv", "count"), "output_cv", "count")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise TokenomicsError(f"seed must be an integer, got {seed!r}")
+    rng = np.random.default_rng(V.seed(seed))
+    if cv > _MAX_CV:
+        raise TokenomicsError(f"output_cv must be at most {_MAX_CV:g} (a lognormal that wide "
+                              f"has no usable sample mean), got {cv:g}")
     adm = as_admission(admission)
     b_max = int(max_batch(dep, isl + osl))
     if b_max < 1:
         raise TokenomicsError(f"{dep.model.id} on {dep.n_devices} x {dep.hardware.id} cannot "
                               f"hold one request of {isl + osl} tokens")
     K = float(b_max * (isl + osl))
-    table = _StepTable(dep, 2 * b_max, isl + osl / 2.0, float(isl), float(2 * b_max * isl))
+    # the running batch is at most K / (I + 1) sequences (each holds its prompt and a token)
+    table = _StepTable(dep, int(K // (isl + 1)) + 1, isl + osl / 2.0, float(isl),
+                       float(2 * b_max * isl))
     if lam * n_steps * float(table.table.max()) > _MAX_ARRIVALS:
         raise TokenomicsError(
             f"arrival_rate_per_s {lam:g} would bring over {_MAX_ARRIVALS:,} requests in "
             f"{n_steps:,} steps of up to {float(table.table.max()):.3g} s; give a rate near "
             f"the replica's capacity (tk.steady_state(dep, 'max', ...).requests_per_s)")
-    eng, ctl = _Engine(np.random.default_rng(int(seed)), isl, osl, cv, K), _Controller(adm, isl)
+    eng, ctl = _Engine(rng, isl, osl, cv, K), _Controller(adm, isl)
     return _run(eng, ctl, table, lam, n_steps, adm.policy)
 
 

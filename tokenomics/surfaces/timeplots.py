@@ -89,8 +89,13 @@ def plot_serving(traces: Any, ax: Axes | None = None) -> Axes:
         One line per trace, ``gid`` ``"decode_batch"``, labelled with its policy and its
         oscillation (the decode batch's coefficient of variation over the second half).
     """
-    items = [traces] if type(traces).__name__ == "ServingTrace" else list(traces) \
-        if isinstance(traces, (list, tuple)) else None
+    if type(traces).__name__ == "ServingTrace":
+        items = [traces]
+    else:
+        try:
+            items = list(traces)
+        except TypeError:
+            items = []
     if not items:
         raise TokenomicsError("plot_serving takes a ServingTrace or a list of them "
                               "(tk.simulate_serving)")
