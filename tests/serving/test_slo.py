@@ -127,7 +127,8 @@ def test_decode_table_is_the_decode_step_on_every_batch_that_fits(dep):
     assert t.step_time_s.size == t.max_batch + 1
     assert t.step_time_s[0] == t.step_time_s[1]                       # t(0) := t(1)
     for b in (1, 2, 7, 64, t.max_batch):
-        assert t.step_time_s[b] == tk.decode(dep, b, 2176).time_s
+        # the scalar call takes the fast path after its warm-up: equal to 1e-12
+        assert t.step_time_s[b] == pytest.approx(tk.decode(dep, b, 2176).time_s, rel=1e-12)
 
 
 def test_decode_table_has_the_memory_limit_of_the_70b_instance():

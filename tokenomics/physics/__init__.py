@@ -9,6 +9,7 @@ Modules
 -------
 ``collectives``
     Collective communication: times of all-reduce, all-gather, reduce-scatter, all-to-all and
+    point-to-point sends; a step's collectives.
 ``engine``
     The step engine: the time of one forward step from its operator costs.
 ``formulas``
@@ -21,6 +22,8 @@ Modules
     Per-operator FLOPs and bytes of one forward step: prefill, midfill and decode.
 ``params``
     Parameter counts computed from the architecture.
+``plan``
+    A deployment's decode step as precomputed coefficients: the scalar fast path of decode.
 ``roofline``
     Roofline quantities: ridge point, arithmetic intensity, attainable FLOP/s, roofline time.
 ``step``
@@ -111,7 +114,12 @@ _EXPORTS = {
     "decode": ".step",
     "prefill": ".step",
     "operator_table": ".step",
+    "decode_reference": ".step",
+    "DecodePlan": ".plan",
+    "build_decode_plan": ".plan",
+    "decode_plan": ".plan",
+    "WARM_UP_CALLS": ".plan",
 }
-_MODULES = ('collectives', 'engine', 'formulas', 'kv', 'memory', 'operators', 'params', 'roofline', 'step',)
+_MODULES = ('collectives', 'engine', 'formulas', 'kv', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

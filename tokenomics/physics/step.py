@@ -54,6 +54,7 @@ from tokenomics.physics.engine import (
 )
 from tokenomics.physics.memory import ensure_fits, memory_fit
 from tokenomics.physics.operators import step_costs
+from tokenomics.physics.plan import decode_plan
 
 
 @inputs(dep="deployment")
@@ -86,6 +87,13 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
         ``compute_time_s`` is NaN: ``step_time_s`` is then a lower bound (exact while the
         step is memory-bound, i.e. at small batch).
 
+    Notes
+    -----
+    A scalar call (Python ``int`` batch and context, one new token) on a dense deployment
+    takes a fast path after the deployment's first :data:`~tokenomics.physics.plan.WARM_UP_CALLS`
+    scalar calls: its :class:`~tokenomics.physics.plan.DecodePlan`, equal to this engine to
+    1e-12 and checked against it when built (tests/physics/test_plan.py).
+
     References
     ----------
     .. [1] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023,
@@ -100,6 +108,22 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     >>> r.bound, round(r.step_time_s * 1e3, 2)   # (15.0 GB weights + 0.13 GB KV) / 3.35 TB/s
     ('memory', 4.52)
     """
+    if (type(batch) is int and type(context_tokens) is int and type(new_tokens) is int
+            and new_tokens == 1 and batch >= 1 and context_tokens >= 1
+            and on_oom in ("raise", "mark") and isinstance(dep, Deployment)
+            and (context_tokens <= dep.model.max_context or dep.allow_beyond_max_context)):
+        plan = decode_plan(dep, decode_reference)   # the scalar fast path (physics/plan.py)
+        if plan is not None:
+            r = plan(batch, context_tokens)
+            if r.fits or on_oom == "mark":
+                return r
+    return decode_reference(dep, batch, context_tokens, on_oom, new_tokens)
+
+
+def decode_reference(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "raise",
+                     new_tokens: Any = 1) -> StepResult:
+    """:func:`decode` through the full engine, for any inputs (arrays, ``new_tokens`` > 1);
+    the reference the scalar fast path (:mod:`tokenomics.physics.plan`) is checked against."""
     check_deployment(dep, "decode")
     check_on_oom(on_oom)
     B = V.counts(batch, "batch")
@@ -285,4 +309,4 @@ def _first(x: Any) -> Any:
     return int(v) if float(v).is_integer() else float(v)
 
 
-__all__ = ["decode", "prefill", "operator_table"]
+__all__ = ["decode", "decode_reference", "prefill", "operator_table"]
