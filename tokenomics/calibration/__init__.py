@@ -33,6 +33,7 @@ _EXPORTS = {
     "speed_ratio": ".corpus",
     "corpus_frame": ".corpus",
     "PARAMS": ".fitting",
+    "FIXED": ".fitting",
     "F_SCALE": ".fitting",
     "INTERVAL": ".fitting",
     "predict": ".fitting",

@@ -189,6 +189,7 @@ def _parameter_table(e: Any) -> Any:
 def calibration_page(out: Path) -> None:
     """The fit, its grouped cross-validated error beside the roofline's, the worst rows."""
     from tokenomics.calibration import (
+        FIXED,
         GROUPINGS,
         calibration_report,
         calibration_summary,
@@ -213,7 +214,9 @@ def calibration_page(out: Path) -> None:
     cov = ", ".join(f"{g} {cal.cv[f'{g}_interval_coverage']:.0%}" for g in GROUPINGS)
     (out / "calibration.md").write_text(
         "# Calibration\n\n"
-        f"{len(params)} parameters fitted to the {len(cal.inputs)} rows of `measurements/corpus.csv` "
+        f"{len(params)} parameters, {len(params) - len(FIXED)} fitted to the {len(cal.inputs)} "
+        f"rows of `measurements/corpus.csv` and {', '.join(f'`{k}`' for k in FIXED)} held at "
+        f"{', '.join(f'{v:g}' for v in FIXED.values())} (see `tokenomics.calibration.fitting.FIXED`) "
         f"(`tokenomics calibrate --write measurements/calibrated.toml`, fitted {cal.date}); every row read as continuous "
         "batching in steady state (see `tokenomics.calibration.corpus`). MLPerf Inference "
         "v5.1 and later and the LMSYS/SGLang large-scale figures are reserved for "
