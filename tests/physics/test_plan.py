@@ -13,8 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.physics.plan import WARM_UP_CALLS, build_decode_plan, decode_plan
-from tokenomics.physics.step import decode_reference
+from tokenomics.physics.plan import (
+    WARM_UP_CALLS,
+    build_decode_plan,
+    build_prefill_plan,
+    decode_plan,
+)
+from tokenomics.physics.step import decode_reference, prefill_reference
 
 CAL = tk.efficiency_presets()["calibrated"]
 DENSE = [
@@ -69,3 +74,24 @@ def test_decode_uses_it_after_the_warm_up_and_still_raises_when_it_does_not_fit(
     # arrays and new_tokens > 1 take the full path and agree with it
     a = tk.decode(d, np.array([8, 16]), 4096)
     assert np.allclose(a.time_s, decode_reference(d, np.array([8, 16]), 4096).time_s)
+
+
+@pytest.mark.parametrize("i", range(len(DENSE)))
+def test_dense_deployments_get_a_prefill_plan(i):
+    assert build_prefill_plan(DENSE[i], prefill_reference) is not None
+
+
+@settings(max_examples=150, deadline=None)
+@given(i=st.integers(0, len(DENSE) - 1), b=st.integers(1, 64), p=st.integers(1, 131_072),
+       share=st.floats(0.0, 0.99))
+def test_the_prefill_fast_path_equals_the_engine(i, b, p, share):
+    d = DENSE[i]
+    p = min(p, int(d.model.max_context))
+    c = int(share * (p - 1))
+    got = build_prefill_plan(d, prefill_reference)(b, p, c)
+    want = prefill_reference(d, p, b, c, on_oom="mark")
+    for f in FIELDS:
+        assert math.isclose(getattr(got, f), float(getattr(want, f)), rel_tol=1e-12,
+                            abs_tol=1e-300), f
+    assert (got.bound, got.fits, got.phase) == (want.bound, want.fits, want.phase)
+    assert (got.batch, got.context_tokens, got.new_tokens) == (b, p, p - c)

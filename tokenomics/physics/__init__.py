@@ -23,7 +23,7 @@ Modules
 ``params``
     Parameter counts computed from the architecture.
 ``plan``
-    A deployment's decode step as precomputed coefficients: the scalar fast path of decode.
+    A deployment's decode and prefill as precomputed coefficients: the scalar fast paths.
 ``roofline``
     Roofline quantities: ridge point, arithmetic intensity, attainable FLOP/s, roofline time.
 ``step``
@@ -115,6 +115,10 @@ _EXPORTS = {
     "prefill": ".step",
     "operator_table": ".step",
     "decode_reference": ".step",
+    "prefill_reference": ".step",
+    "PrefillPlan": ".plan",
+    "build_prefill_plan": ".plan",
+    "prefill_plan": ".plan",
     "DecodePlan": ".plan",
     "build_decode_plan": ".plan",
     "decode_plan": ".plan",

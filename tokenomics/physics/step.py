@@ -54,7 +54,7 @@ from tokenomics.physics.engine import (
 )
 from tokenomics.physics.memory import ensure_fits, memory_fit
 from tokenomics.physics.operators import step_costs
-from tokenomics.physics.plan import decode_plan
+from tokenomics.physics.plan import decode_plan, prefill_plan
 
 
 @inputs(dep="deployment")
@@ -183,6 +183,24 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
     >>> r.bound
     'compute'
     """
+    if (type(prompt_tokens) is int and type(batch) is int and type(cached_tokens) is int
+            and microbatches == 1 and type(microbatches) is int and batch >= 1
+            and 0 <= cached_tokens < prompt_tokens and on_oom in ("raise", "mark")
+            and isinstance(dep, Deployment)
+            and (prompt_tokens <= dep.model.max_context or dep.allow_beyond_max_context)):
+        plan = prefill_plan(dep, prefill_reference)   # the scalar fast path (physics/plan.py)
+        if plan is not None:
+            r = plan(batch, prompt_tokens, cached_tokens)
+            if r.fits or on_oom == "mark":
+                return r
+    return prefill_reference(dep, prompt_tokens, batch, cached_tokens, on_oom, microbatches)
+
+
+def prefill_reference(dep: Deployment, prompt_tokens: Any, batch: Any = 1,
+                      cached_tokens: Any = 0, on_oom: OnOOM = "raise",
+                      microbatches: int = 1) -> StepResult:
+    """:func:`prefill` through the full engine, for any inputs; the reference the scalar
+    fast path (:mod:`tokenomics.physics.plan`) is checked against."""
     check_deployment(dep, "prefill")
     check_on_oom(on_oom)
     P = V.counts(prompt_tokens, "prompt_tokens", unit="token")
@@ -309,4 +327,4 @@ def _first(x: Any) -> Any:
     return int(v) if float(v).is_integer() else float(v)
 
 
-__all__ = ["decode", "decode_reference", "prefill", "operator_table"]
+__all__ = ["decode", "decode_reference", "prefill", "prefill_reference", "operator_table"]
