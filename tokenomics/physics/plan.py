@@ -180,16 +180,18 @@ def _reproduces(dep: Deployment, plan: DecodePlan, reference: Callable[..., Any]
     C = np.unique(np.array([1, 7, 1000, 4096, top // 2, top])).astype(int)
     B = np.array([1, 2, 3, 17])
     ref = reference(dep, np.repeat(B, C.size), np.tile(C, B.size), on_oom="mark")
-    for i, (b, c) in enumerate(zip(np.repeat(B, C.size), np.tile(C, B.size), strict=True)):
-        got = plan(int(b), int(c))
-        for name in ("time_s", "roofline_s", "comm_time_s", "compute_time_s", "memory_time_s",
-                     "flops_per_device", "bytes_per_device", "tokens_per_s_per_device"):
-            want = float(np.ravel(getattr(ref, name))[i])
-            if not math.isclose(getattr(got, name), want, rel_tol=_RTOL, abs_tol=1e-300):
-                return False
-        if got.bound != np.ravel(ref.bound)[i] or got.fits != bool(np.ravel(ref.fits)[i]):
+    pts = zip(np.repeat(B, C.size), np.tile(C, B.size), strict=True)
+    return all(_matches(plan(int(b), int(c)), ref, i) for i, (b, c) in enumerate(pts))
+
+
+def _matches(got: StepResult, ref: StepResult, i: int) -> bool:
+    """Whether a plan's result equals point ``i`` of the engine's (to the check's tolerance)."""
+    for name in ("time_s", "roofline_s", "comm_time_s", "compute_time_s", "memory_time_s",
+                 "flops_per_device", "bytes_per_device", "tokens_per_s_per_device"):
+        want = float(np.ravel(getattr(ref, name))[i])
+        if not math.isclose(getattr(got, name), want, rel_tol=_RTOL, abs_tol=1e-300):
             return False
-    return True
+    return got.bound == np.ravel(ref.bound)[i] and got.fits == bool(np.ravel(ref.fits)[i])
 
 
 #: Scalar decode calls a deployment takes before its plan is built (the build costs about
@@ -200,15 +202,22 @@ WARM_UP_CALLS = 3
 def decode_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodePlan | None:
     """The deployment's plan once it has had :data:`WARM_UP_CALLS` scalar decode calls
     (None before, and for a deployment without one); kept on the frozen deployment."""
+    return _kept(dep, "decode", build_decode_plan, reference)
+
+
+def _kept(dep: Deployment, phase: str, build: Callable[..., Any],
+          reference: Callable[..., Any]) -> Any:
+    """A phase's plan kept on the frozen deployment, built at its WARM_UP_CALLS + 1st call."""
     d = dep.__dict__
-    if "_decode_plan" in d:
-        return d["_decode_plan"]
-    calls = d.get("_decode_calls", 0) + 1
-    d["_decode_calls"] = calls
+    key = f"_{phase}_plan"
+    if key in d:
+        return d[key]
+    calls = d.get(f"_{phase}_calls", 0) + 1
+    d[f"_{phase}_calls"] = calls
     if calls <= WARM_UP_CALLS:
         return None
-    d["_decode_plan"] = build_decode_plan(dep, reference)
-    return d["_decode_plan"]
+    d[key] = build(dep, reference)
+    return d[key]
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,27 +322,11 @@ def _prefill_reproduces(dep: Deployment, plan: PrefillPlan,
            if p <= top for cc in (0, p // 2)]
     B, P, c = (np.array(v) for v in zip(*pts, strict=True))
     ref = reference(dep, P, B, c, on_oom="mark")
-    for i, (b, p, cc) in enumerate(pts):
-        got = plan(int(b), int(p), int(cc))
-        for name in ("time_s", "roofline_s", "comm_time_s", "compute_time_s", "memory_time_s",
-                     "flops_per_device", "bytes_per_device", "tokens_per_s_per_device"):
-            want = float(np.ravel(getattr(ref, name))[i])
-            if not math.isclose(getattr(got, name), want, rel_tol=_RTOL, abs_tol=1e-300):
-                return False
-        if got.bound != np.ravel(ref.bound)[i] or got.fits != bool(np.ravel(ref.fits)[i]):
-            return False
-    return True
+    return all(_matches(plan(int(b), int(p), int(cc)), ref, i)
+               for i, (b, p, cc) in enumerate(pts))
 
 
 def prefill_plan(dep: Deployment, reference: Callable[..., Any]) -> PrefillPlan | None:
     """The deployment's prefill plan after :data:`WARM_UP_CALLS` scalar calls (as
     :func:`decode_plan`)."""
-    d = dep.__dict__
-    if "_prefill_plan" in d:
-        return d["_prefill_plan"]
-    calls = d.get("_prefill_calls", 0) + 1
-    d["_prefill_calls"] = calls
-    if calls <= WARM_UP_CALLS:
-        return None
-    d["_prefill_plan"] = build_prefill_plan(dep, reference)
-    return d["_prefill_plan"]
+    return _kept(dep, "prefill", build_prefill_plan, reference)
