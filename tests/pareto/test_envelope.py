@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tokenomics as tk
+from tokenomics.pareto import envelope as env
 from tokenomics.pareto.curves import decode_curve
 from tokenomics.pareto.envelope import (
     _dominated,
@@ -83,6 +84,38 @@ def test_dominated_flags_equal_the_full_envelope_test(deps, ctx):
                                return_counts=True)
     single = counts[inv.ravel()] == 1
     assert (f.dominated.to_numpy()[single] == reference[single]).all()
+
+
+CAL = tk.efficiency_presets()["calibrated"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(deps=st.lists(dense_deployment(), min_size=3, max_size=14), ctx=st.integers(256, 8192),
+       cal=st.lists(st.booleans(), min_size=14, max_size=14))
+def test_the_pruned_envelope_equals_the_unpruned_one(deps, ctx, cal):
+    # The frontier pairs only the curves that reach the envelope and keeps only the top
+    # curve at each end and height; with every curve and every candidate kept (the search
+    # it replaced) the frontier must be the same points.
+    deps = [d.with_(efficiency=CAL) if c else d for d, c in zip(deps, cal, strict=False)]
+    fast = frontier(deps, ctx)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(env, "_envelope_curves", lambda curves: list(range(len(curves))))
+        mp.setattr(env, "_top", lambda v: np.nonzero(~np.isnan(v)))
+        full = frontier(deps, ctx)
+    cols = ["tokens_per_s_per_user", "tokens_per_s_per_device"]
+    assert len(fast) == len(full)
+    assert np.allclose(fast[cols].to_numpy(), full[cols].to_numpy(), rtol=1e-12, atol=0)
+    assert list(fast.label) == list(full.label)
+
+
+def test_a_curve_is_kept_on_its_deployment_and_read_only():
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    c = decode_curve(d, 4096)
+    assert decode_curve(d, 4096) is c                     # asked again: the same curve
+    assert decode_curve(d, 4096, dict(k=4, alpha=0.8, draft_fraction=0.01)) is not c
+    with pytest.raises(ValueError, match="read-only"):
+        c.batch[0] = 2.0
+    assert decode_curve(d.with_(), 4096) is not c         # a copy computes its own
 
 
 @given(st.lists(st.tuples(st.floats(0, 100), st.floats(0, 20)), min_size=0, max_size=60))

@@ -9,8 +9,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tokenomics as tk
-from tokenomics.pareto.curves import _crossing_batch, decode_curve
+from tokenomics.pareto.curves import decode_curve
 from tokenomics.pareto.symbolic import frontier_line, ridge_batch, roofline_step_time
+from tokenomics.physics.lines import crossing_batch as _crossing_batch
 from tokenomics.physics.roofline import critical_batch, roofline_time
 
 X, ALPHA, BETA, N = sp.symbols("x alpha beta n", positive=True)

@@ -400,3 +400,9 @@ class Deployment:
     def with_(self, **changes: Any) -> Deployment:
         """Return a copy with fields replaced."""
         return replace(self, **changes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields only: what the fast paths keep on a deployment (its step plans,
+        decode curves and call counts, under names starting with ``_``) is rebuilt where
+        the copy is used, not pickled to it (a Dask worker, a copy)."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}

@@ -173,6 +173,18 @@ class Hardware:
                 f"hardware {self.id!r}: mem_visible_bytes must be > 0 and at most the physical "
                 f"mem_capacity_bytes ({self.mem_capacity_bytes:.6g} B), got {vis!r}")
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields, the read-only peaks as a plain dict (a mapping proxy does not pickle:
+        a deployment goes to a worker process or a Dask cluster whole)."""
+        state = dict(self.__dict__)
+        state["peak_flop_per_s"] = dict(self.peak_flop_per_s)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`__getstate__`'s fields, the peaks read-only again."""
+        self.__dict__.update(state)
+        object.__setattr__(self, "peak_flop_per_s", MappingProxyType(state["peak_flop_per_s"]))
+
     @property
     def mem_usable_bytes(self) -> float:
         """Device memory a deployment can allocate from [B].

@@ -13,6 +13,13 @@ off where memory runs out. With :math:`x = 1/t` (tokens/s per user) and
 a straight line in :math:`(x, y)`. So each deployment's curve is a polyline through its kinks
 (:func:`decode_curve`), found in closed form with no grid.
 
+The pieces come from the step's lines (:func:`tokenomics.physics.lines.step_lines`: each
+operator's compute and memory time and each collective's time under each algorithm, read
+from the engine at batches 1 and 2), so a curve costs two engine calls and no grid; its
+vertex times are the lines' (equal to the engine to 1e-12, ``tests/physics/test_lines.py``).
+A deployment keeps its curves (by context and speculation option, read-only), so a frontier
+asked again computes only its envelope.
+
 MoE's distinct-expert term :math:`E(1 - (1 - k/E)^{B})`
 (:func:`tokenomics.physics.formulas.distinct_experts`) is not linear: its curve starts from
 the kinks plus the batches where 50/75/90/99% of the experts are touched
@@ -45,134 +52,59 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.interconnect import ALGORITHMS
-from tokenomics.physics.collectives import step_comm
-from tokenomics.physics.engine import step_seconds
-from tokenomics.physics.formulas import distinct_experts, tokens_for_distinct_fraction
+from tokenomics.physics.engine import operator_times, step_seconds
+from tokenomics.physics.formulas import tokens_for_distinct_fraction
+from tokenomics.physics.lines import StepLines, step_lines
 from tokenomics.physics.memory import max_batch
-from tokenomics.physics.operators import OPERATORS, OpCost, step_costs
+from tokenomics.physics.operators import step_costs
 
 _MOE_FRACTIONS = (0.5, 0.75, 0.9, 0.99)
 
 
 def _step_time(dep: Deployment, B: Any, C: float, T: float = 1.0) -> np.ndarray:
-    """Exact decode step time at real-valued batch ``B``, ``T`` tokens per sequence [s]."""
+    """Exact decode step time at real-valued batch ``B``, ``T`` tokens per sequence, through
+    the full engine [s] (the reference :func:`decode_curve`'s lines are tested against)."""
     b = np.asarray(B, float) / dep.pp
     return step_seconds(dep, step_costs(dep, b, T, C, T), b, T, T, "decode")
 
 
-def _crossing_batch(f0: float, f1: float, q0: float, q1: float) -> float | None:
-    """Batch where a compute time ``f0 + f1 b`` meets a memory time ``q0 + q1 b`` [seq].
+#: Decode curves kept per deployment, by context and speculation option: a frontier asked
+#: again (another SLO, a plot, a sweep over contexts) reuses them; the oldest go first past
+#: this many.
+_KEPT_CURVES = 64
 
-    :math:`b^* = (q_0 - f_0)/(f_1 - q_1)`; None when compute never overtakes memory
-    (:math:`f_1 - q_1 \\le 10^{-30}`). SymPy's :func:`tokenomics.pareto.symbolic.ridge_batch`
-    is the case :math:`f_0 = 0`.
+
+def _moe_kinks(dep: Deployment, lines: StepLines, b_max: float, T: float) -> list[float]:
+    """Where the routed experts turn compute-bound, and their 50/75/90/99% coverage batches.
+
+    The experts' compute and memory times (the engine's, :func:`operator_times`) are compared
+    on a geometric grid of 48 batches in one call; each sign change brackets the ridge and
+    both ends become vertices (the chord refinement then follows the bend). Coverage
+    fraction :math:`f` is reached at
+    :func:`~tokenomics.physics.formulas.tokens_for_distinct_fraction` tokens.
     """
-    if f1 - q1 > 1e-30:
-        return (q0 - f0) / (f1 - q1)
-    return None
-
-
-def _operator_ridges(dep: Deployment, one: dict, two: dict, peak: float,
-                     bw: float) -> list[float]:
-    """Batches where each linear operator turns compute-bound, from its costs at b = 1, 2."""
-    out: list[float] = []
-    for name in OPERATORS:
-        if name == "moe_experts" and dep.model.is_moe:
-            continue
-        f1 = float(two[name].flops - one[name].flops) / (dep.tp * peak)
-        q1 = float(two[name].bytes - one[name].bytes) / (dep.tp * bw)
-        q0 = float(one[name].bytes) / (dep.tp * bw) - q1
-        f0 = float(one[name].flops) / (dep.tp * peak) - f1
-        # compute f0 + f1 b = memory q0 + q1 b
-        b = _crossing_batch(f0, f1, q0, q1)
-        if b is not None:
-            out.append(b * dep.pp)
-    return out
-
-
-def _moe_kinks(dep: Deployment, one: dict, two: dict, peak: float, bw: float, b_max: float,
-               T: float) -> list[float]:
-    """The routed experts' ridge (found by ``brentq``) and their 50/75/90/99% coverage batches.
-
-    Expert FLOPs are linear in the batch, their bytes :math:`w D(b T) + a b` with
-    :math:`D` the distinct-expert law; the ridge solves :math:`f_1 b = (w D + a b)/\\beta`.
-    """
-    from scipy.optimize import brentq
-
-    m = dep.model.moe
-    assert m is not None
+    ex = lines.experts
+    if ex is None:
+        return []
     pp = dep.pp
     out: list[float] = []
-    f1 = float(two["moe_experts"].flops - one["moe_experts"].flops) / (dep.tp * peak)
-    wb = float(one["moe_experts"].weight_bytes) / float(distinct_experts(m.num_experts,
-                                                                          m.top_k, T))
-    act1 = float(two["moe_experts"].act_bytes - one["moe_experts"].act_bytes)
-
-    def g(b: float) -> float:
-        d = float(distinct_experts(m.num_experts, m.top_k, b * T))
-        return f1 * b - (wb * d + act1 * b) / (dep.tp * bw)
-
-    lo, hi = 1.0 / pp, b_max / pp
-    if g(lo) < 0 < g(hi):
-        out.append(brentq(g, lo, hi) * pp)
-    for frac in _MOE_FRACTIONS:
-        k, E = m.top_k, m.num_experts
-        if k < E:
-            b = tokens_for_distinct_fraction(E, k, frac) / T
-            out.append(b * pp)
+    if b_max > 1.0:
+        grid = np.geomspace(1.0, b_max, 48) / pp
+        tc, tm, _ = operator_times(dep, [ex.cost(grid)]).per_op["moe_experts"]
+        g = np.asarray(tc, float) - np.asarray(tm, float)
+        i = np.flatnonzero(np.sign(g[:-1]) * np.sign(g[1:]) < 0)
+        out += list(grid[i] * pp) + list(grid[i + 1] * pp)
+    if ex.top_k < ex.experts:
+        for frac in _MOE_FRACTIONS:
+            out.append(tokens_for_distinct_fraction(ex.experts, ex.top_k, frac) / T * pp)
     return out
 
 
-def _allreduce_swaps(dep: Deployment, T: float) -> list[float]:
-    """Batches where the fastest all-reduce algorithm of a collective changes (lines cross).
-
-    Each collective picks its own fastest algorithm, so kinks come per collective; none
-    unless the algorithm is ``"auto"`` and ``tp > 1``.
-    """
-    out: list[float] = []
-    if dep.allreduce_algorithm != "auto" or dep.tp <= 1:
-        return out
-    lines: dict[str, list[tuple[float, float]]] = {}
-    b12 = np.array([1.0, 2.0])
-    for a in ALGORITHMS:
-        d = dep.with_(allreduce_algorithm=a)
-        both = {c.name: np.broadcast_to(np.asarray(c.time_s, float), (2,))
-                for c in step_comm(d, b12, T, T, "decode")}      # b = 1 and 2 in one call
-        c1 = {k: float(v[0]) for k, v in both.items()}
-        c2 = {k: float(v[1]) for k, v in both.items()}
-        for name in c1:
-            lines.setdefault(name, []).append((2 * c1[name] - c2[name], c2[name] - c1[name]))
-    for ls in lines.values():
-        for i in range(len(ls)):
-            for j in range(i + 1, len(ls)):
-                (a0, a1), (b0, b1) = ls[i], ls[j]
-                if abs(a1 - b1) > 1e-30:
-                    out.append((b0 - a0) / (a1 - b1) * dep.pp)
-    return out
-
-
-def _costs_at_one_and_two(dep: Deployment, C: float, T: float) -> tuple[dict, dict]:
-    """Each operator's costs at batch 1 and at batch 2, from one engine call over both."""
-    out: tuple[dict, dict] = ({}, {})
-    for o in step_costs(dep, np.array([1.0, 2.0]), T, C, T):
-        *cols, _ = np.broadcast_arrays(*(np.asarray(v, float) for v in (
-            o.flops, o.weight_bytes, o.kv_bytes, o.act_bytes)), np.zeros(2))
-        for i in (0, 1):
-            out[i][o.name] = OpCost(o.name, *(float(c[i]) for c in cols))
-    return out
-
-
-def _kinks(dep: Deployment, C: float, b_max: float, T: float = 1.0) -> list[float]:
-    """Batches (real-valued, in (1, b_max)) where the piecewise-linear step time bends."""
-    eff = dep.efficiency
-    peak = dep.hardware.peak(dep.compute_dtype) * eff.mfu
-    bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
-    one, two = _costs_at_one_and_two(dep, C, T)
-    out = _operator_ridges(dep, one, two, peak, bw)
-    if dep.model.is_moe:
-        out += _moe_kinks(dep, one, two, peak, bw, b_max, T)
-    out += _allreduce_swaps(dep, T)
+def _kinks(dep: Deployment, lines: StepLines, b_max: float, T: float) -> list[float]:
+    """Batches (real-valued, in (1, b_max)) where the step time of ``lines`` bends: operator
+    ridges and algorithm swaps (:meth:`StepLines.kinks`), and MoE's expert ridge and
+    coverage points."""
+    out = lines.kinks() + _moe_kinks(dep, lines, b_max, T)
     return sorted(x for x in out if 1.0 < x < b_max)
 
 
@@ -249,15 +181,17 @@ def _spec(speculation: dict[str, float] | None) -> tuple[int, float]:
 
 
 def _cycle_time(dep: Deployment, B: Any, C: float,
-                speculation: dict[str, float] | None) -> np.ndarray:
-    """Plain decode step, or draft steps plus a (k + 1)-token verification pass [s]."""
+                speculation: dict[str, float] | None, step: Any = None) -> np.ndarray:
+    """Plain decode step, or draft steps plus a (k + 1)-token verification pass [s];
+    ``step(B, T)`` times a step (default: the full engine, :func:`_step_time`)."""
+    step = step or (lambda b, T: _step_time(dep, b, C, T))
     k, _ = _spec(speculation)
     if not k:
-        return _step_time(dep, B, C)
+        return np.asarray(step(B, 1.0), float)
     assert speculation is not None
-    verify = _step_time(dep, B, C, float(k + 1))
+    verify = np.asarray(step(B, float(k + 1)), float)
     if "draft_fraction" in speculation:
-        draft = float(speculation["draft_fraction"]) * _step_time(dep, B, C)
+        draft = float(speculation["draft_fraction"]) * np.asarray(step(B, 1.0), float)
     else:
         draft = np.full_like(verify, float(speculation["draft_step_time_s"]))
     return np.asarray(k * draft + verify, float)
@@ -349,12 +283,15 @@ def decode_curve(dep: Deployment, context_tokens: float,
 
     Notes
     -----
-    Kinks: operator :math:`o` turns compute-bound at
-    :math:`b^* = (q_0 - f_0)/(f_1 - q_1)` (its compute time :math:`f_0 + f_1 b` meets its
-    memory time :math:`q_0 + q_1 b`); collective algorithms swap where their lines cross; MoE
-    experts cross where :math:`f_1 b = (w D(b) + a b)/\\beta`. Batches are scaled by ``pp``
+    Kinks: operator :math:`o` turns compute-bound where its compute line meets its memory
+    line, :math:`b^* = (q_0 - f_0)/(f_1 - q_1)`; collective algorithms swap where their
+    lines cross; with ``comm_overlap`` the hidden share stops being capped by the roofline
+    where :math:`\\omega t_{comm} = t_{roof}`; MoE experts cross where their compute meets
+    their memory time (bracketed on a 48-batch grid). Batches are scaled by ``pp``
     (micro-batches). Curved pieces (MoE) are then halved until every chord is within
-    ``CURVE_RTOL`` of the exact time at its midpoint.
+    ``CURVE_RTOL`` of the exact time at its midpoint. The curve is kept on the deployment:
+    asked again at the same context and speculation it is returned as it is (its arrays
+    are read-only).
 
     References
     ----------
@@ -370,6 +307,19 @@ def decode_curve(dep: Deployment, context_tokens: float,
     C = float(V.single_whole(context_tokens, "context_tokens", unit="token"))
     V.context_within(dep.model, np.asarray(C), dep.allow_beyond_max_context)
     k, E = _spec(speculation)
+    kept = dep.__dict__.setdefault("_decode_curves", {})
+    key = (C, tuple(sorted((n, float(v)) for n, v in speculation.items())) if k else None)
+    if key not in kept:
+        if len(kept) >= _KEPT_CURVES:
+            kept.pop(next(iter(kept)))
+        kept[key] = _curve(dep, C, speculation, k, E)
+    return kept[key]
+
+
+def _curve(dep: Deployment, C: float, speculation: dict[str, float] | None, k: int,
+           E: float) -> DecodeCurve:
+    """:func:`decode_curve` once its inputs are checked (``k`` drafted tokens, ``E``
+    accepted per cycle)."""
     bm = int(max_batch(dep, C + k))
     if k and bm >= 1:
         from tokenomics.physics.memory import memory_fit
@@ -380,13 +330,22 @@ def decode_curve(dep: Deployment, context_tokens: float,
     if bm < 1:
         raise DoesNotFitError(f"{dep.model.id} on {dep.n_devices} x {dep.hardware.id}: not one "
                               f"sequence of {C:g} tokens fits beside the weights")
-    kinks = _kinks(dep, C, float(bm))
-    if k:
-        kinks += _kinks(dep, C, float(bm), float(k + 1))
-    B = np.asarray(sorted({1.0, float(bm), *kinks}))
-    B, t = _vertices_and_refine(B, lambda b: _cycle_time(dep, b, C, speculation))
-    return DecodeCurve(deployment=dep, context_tokens=C, batch=B, step_time_s=t,
-                       tokens_per_s_per_user=E / t,
-                       tokens_per_s_per_device=B * E / t / dep.n_devices, max_batch=bm,
-                       tokens_per_step=E,
-                       speculation=dict(speculation) if (k and speculation) else None)
+    tokens = [1.0] + ([float(k + 1)] if k else [])
+    lines = {T: step_lines(dep, C, T) for T in tokens}
+    B = np.asarray(sorted({1.0, float(bm), *(b for T in tokens
+                                              for b in _kinks(dep, lines[T], float(bm), T))}))
+    extra = [b for T in tokens for b in lines[T].overlap_kinks(B)]
+    if extra:
+        B = np.unique(np.concatenate([B, extra]))
+
+    def time(b: Any) -> np.ndarray:
+        return _cycle_time(dep, b, C, speculation, lambda x, T: lines[T].time(x))
+
+    B, t = _vertices_and_refine(B, time)
+    arrays = dict(batch=B, step_time_s=t, tokens_per_s_per_user=E / t,
+                  tokens_per_s_per_device=B * E / t / dep.n_devices)
+    for a in arrays.values():
+        a.flags.writeable = False        # the curve is kept on the deployment and shared
+    return DecodeCurve(deployment=dep, context_tokens=C, max_batch=bm, tokens_per_step=E,
+                       speculation=dict(speculation) if (k and speculation) else None,
+                       **arrays)

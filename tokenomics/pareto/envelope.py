@@ -146,22 +146,67 @@ def _segment_crossings(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _crossing_rows(curves: list[DecodeCurve]) -> list[_Row]:
-    """Frontier rows at the crossings between curves (none with a single curve)."""
+    """Frontier rows at the crossings between curves that reach the envelope (none with a
+    single curve; :func:`_envelope_curves`)."""
     if len(curves) <= 1:
         return []
-    s = _segments(curves)
+    keep = _envelope_curves(curves)
+    sub = [curves[i] for i in keep]
+    s = _segments(sub)
     if not len(s):
         return []
     at, xs = _segment_crossings(s)
     rows: list[_Row] = []
-    for ci in np.unique(at):
-        c = curves[int(ci)]
-        xv = xs[at == ci]
+    for si in np.unique(at):
+        c, ci = sub[int(si)], keep[int(si)]
+        xv = xs[at == si]
         b = np.asarray(c.batch_at_step_time(c.tokens_per_step / xv), float)
         rows.extend(zip(np.full(xv.size, float(ci)), b.tolist(),
                         (c.tokens_per_step / xv).tolist(), xv.tolist(),
                         (b * xv / c.deployment.n_devices).tolist(), strict=True))
     return rows
+
+
+def _heights_at(curves: list[DecodeCurve], x: np.ndarray) -> np.ndarray:
+    """(curves, points): each curve's tokens/s per device at interactivities ``x`` (NaN off
+    its span), one ``np.interp`` per curve."""
+    out = np.full((len(curves), x.size), np.nan)
+    for i, c in enumerate(curves):
+        cx, cy = c.tokens_per_s_per_user[::-1], c.tokens_per_s_per_device[::-1]
+        inside = (x >= cx[0]) & (x <= cx[-1])
+        out[i, inside] = np.interp(x[inside], cx, cy)
+    return out
+
+
+def _top(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of every entry within 1e-12 of its column's maximum (NaN: none)."""
+    with np.errstate(invalid="ignore"):
+        best = np.nanmax(np.where(np.isnan(values), -np.inf, values), axis=0)
+        return np.nonzero(values >= best - 1e-12 * np.abs(best))
+
+
+def _envelope_curves(curves: list[DecodeCurve]) -> list[int]:
+    """Indices of the curves that reach the upper envelope somewhere (the others cannot add
+    a crossing to the frontier).
+
+    Between consecutive vertex interactivities of all curves every curve is one straight
+    line, and the envelope of a set of lines is convex; a line above that envelope anywhere
+    is above it at one of its vertices (the difference is concave and piecewise linear). So:
+    take the curves highest at some vertex of any curve, add the crossings among them, take
+    the curves highest there, and repeat until none is added. Exact, and it pairs only the
+    segments of the few curves on top instead of every overlapping pair.
+    """
+    x = np.unique(np.concatenate([c.tokens_per_s_per_user for c in curves]))
+    keep: set[int] = set()
+    while x.size:
+        new = set(_top(_heights_at(curves, x))[0].tolist()) - keep
+        if not new:
+            break
+        keep |= new
+        idx = sorted(keep)
+        s = _segments([curves[i] for i in idx])
+        x = np.unique(_segment_crossings(s)[1]) if len(s) else np.empty(0)
+    return sorted(keep)
 
 
 def _point_row(ci: int, c: DecodeCurve, xv: float, yv: float) -> _Row:
@@ -189,20 +234,29 @@ def _rows_at_heights(ci: int, c: DecodeCurve, heights: list[float]) -> list[_Row
 def _end_rows(curves: list[DecodeCurve]) -> list[_Row]:
     """Cuts where a curve ends, below which the envelope may step down to another curve.
 
-    Every curve's points at every curve's end interactivities, and where it falls to the
-    height of a curve's last vertex (beyond it, that end dominates them).
+    At every curve's end interactivities the highest curve's point, and at the height of
+    every curve's last vertex the point furthest right where a curve falls to it (beyond
+    it, that end dominates them); a lower point at the same interactivity, or a point left
+    of another at the same height, is never on the frontier, so only the top ones are kept.
     """
     if len(curves) <= 1:
         return []
-    ends_x = sorted({float(c.tokens_per_s_per_user[k]) for c in curves for k in (0, -1)})
+    ends_x = np.unique([float(c.tokens_per_s_per_user[k]) for c in curves for k in (0, -1)])
     ends_y = sorted({float(c.tokens_per_s_per_device[-1]) for c in curves})
-    rows: list[_Row] = []
+    ys = _heights_at(curves, ends_x)
+    rows = [_point_row(int(ci), curves[ci], float(ends_x[j]), float(ys[ci, j]))
+            for ci, j in zip(*_top(ys), strict=True)]
+    H = np.asarray(ends_y)
+    xs = np.full((len(curves), H.size), np.nan)
     for ci, c in enumerate(curves):
-        ys = c.throughput_at(np.asarray(ends_x))
-        for xv, yv in zip(ends_x, ys, strict=True):
-            if np.isfinite(yv):
-                rows.append(_point_row(ci, c, xv, yv))
-        rows.extend(_rows_at_heights(ci, c, ends_y))
+        cx, cy = c.tokens_per_s_per_user, c.tokens_per_s_per_device
+        if np.all(np.diff(cy) > 0):          # throughput rises with the batch: invert y(x)
+            inside = (H >= cy[0]) & (H <= cy[-1])
+            xs[ci, inside] = np.interp(H[inside], cy, cx)
+        else:                                 # not monotone: every crossing of every height
+            rows.extend(_rows_at_heights(ci, c, ends_y))
+    rows.extend(_point_row(int(ci), curves[ci], float(xs[ci, j]), float(H[j]))
+                for ci, j in zip(*_top(xs), strict=True))
     return rows
 
 

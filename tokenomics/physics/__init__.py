@@ -123,7 +123,11 @@ _EXPORTS = {
     "build_decode_plan": ".plan",
     "decode_plan": ".plan",
     "WARM_UP_CALLS": ".plan",
+    "Experts": ".lines",
+    "StepLines": ".lines",
+    "crossing_batch": ".lines",
+    "step_lines": ".lines",
 }
-_MODULES = ('collectives', 'engine', 'formulas', 'kv', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
+_MODULES = ('collectives', 'engine', 'formulas', 'kv', 'lines', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

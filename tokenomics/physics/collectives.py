@@ -122,8 +122,9 @@ def allreduce_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any, la
         Per-direction bandwidth of each device's link [B/s].
     latency_s : float or array_like
         Per-hop latency [s].
-    algorithm : {"ring", "tree", "one_shot", "two_shot", "auto"}
-        See the module notes; ``"auto"`` is the fastest of the four.
+    algorithm : {"ring", "tree", "one_shot", "two_shot", "auto", "each"}
+        See the module notes; ``"auto"`` is the fastest of the four, ``"each"`` all four
+        stacked on a new first axis (``ALGORITHMS`` order).
 
     Returns
     -------
@@ -147,22 +148,48 @@ def allreduce_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any, la
     return V.scalar_or_array(_allreduce(m, n, bw, lat, algorithm))
 
 
+_ALLREDUCE_NAMES = ALGORITHMS + ("auto", "each")
+
+
 def _allreduce(m: Any, n: Any, bw: Any, lat: Any, algorithm: str) -> Any:
-    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS + ("auto",):
+    if not isinstance(algorithm, str) or algorithm not in _ALLREDUCE_NAMES:
         raise TokenomicsError(f"unknown all-reduce algorithm {algorithm!r}; expected one of "
-                              f"{', '.join(ALGORITHMS + ('auto',))}")
-    n = np.asarray(n, float)
-    if algorithm == "auto":
-        t = np.minimum.reduce([_allreduce(m, n, bw, lat, a) for a in ALGORITHMS])
-    elif algorithm == "ring":
-        t = 2 * (n - 1) * lat + 2 * (n - 1) / n * m / bw
-    elif algorithm == "tree":
-        t = 2 * np.ceil(np.log2(np.maximum(n, 1))) * lat + 2 * m / bw
-    elif algorithm == "one_shot":
-        t = lat + (n - 1) * m / bw
-    else:  # two_shot
-        t = 2 * lat + 2 * (n - 1) / n * m / bw
-    return np.where((n > 1) & (np.asarray(m) > 0), t, 0.0)
+                              f"{', '.join(_ALLREDUCE_NAMES)}")
+    algs = ALGORITHMS if algorithm in ("auto", "each") else (algorithm,)
+    if type(n) is int and np.ndim(bw) == 0 and np.ndim(lat) == 0:   # one group: plain floats
+        m = np.asarray(m, float)
+        if n <= 1:
+            t = np.zeros((len(algs), *m.shape))
+        elif len(algs) == 1:
+            start, per_byte = _allreduce_terms(n, float(lat), algorithm)
+            return np.where(m > 0, start + per_byte * m / bw, 0.0)
+        else:
+            terms = [_allreduce_terms(n, float(lat), a) for a in algs]
+            col = (-1,) + (1,) * m.ndim
+            start = np.array([a for a, _ in terms]).reshape(col)
+            per_byte = np.array([k for _, k in terms], float).reshape(col)
+            t = np.where(m > 0, start + per_byte * m / bw, 0.0)
+    else:
+        n = np.asarray(n, float)
+        on = (n > 1) & (np.asarray(m) > 0)
+        t = np.stack(np.broadcast_arrays(*[
+            np.where(on, s + k * m / bw, 0.0)
+            for s, k in (_allreduce_terms(n, lat, a) for a in algs)]))
+    if algorithm == "each":
+        return t
+    return t.min(axis=0) if algorithm == "auto" else t[0]
+
+
+def _allreduce_terms(n: Any, lat: Any, algorithm: str) -> tuple[Any, Any]:
+    """(latency term [s], bytes sent per message byte [-]) of one all-reduce algorithm over
+    ``n`` devices: the time is ``start + per_byte * M / bw`` (module notes)."""
+    if algorithm == "ring":
+        return 2 * (n - 1) * lat, 2 * (n - 1) / n
+    if algorithm == "tree":
+        return 2 * np.ceil(np.log2(np.maximum(n, 1))) * lat, 2
+    if algorithm == "one_shot":
+        return lat, (n - 1)
+    return 2 * lat, 2 * (n - 1) / n          # two_shot
 
 
 def allgather_time(message_bytes: Any, n_devices: Any, link_bytes_per_s: Any,
@@ -286,11 +313,12 @@ def group_allreduce_time(topo: Topology, message_bytes: Any, group: int,
 
     Inside one domain: :func:`allreduce_time` over the scale-up link. Across ``d`` domains:
     ring reduce-scatter and all-gather inside each domain plus an all-reduce of the
-    ``M / n_in`` shard across domains over the scale-out NICs.
+    ``M / n_in`` shard across domains over the scale-out NICs. ``algorithm="each"``: every
+    algorithm's time, stacked on a new first axis in :data:`ALGORITHMS` order.
     """
     m = np.asarray(message_bytes, float)
     if group <= 1:
-        return np.zeros_like(m)
+        return np.zeros((len(ALGORITHMS), *m.shape)) if algorithm == "each" else np.zeros_like(m)
     n_in, d = _split(topo, group)
     up_t: Any = 0.0
     if n_in > 1:
@@ -410,7 +438,7 @@ def _crossing_boundaries(tp: int, pp: int, domain: int) -> bool:
 
 @inputs(dep="deployment")
 def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
-              phase: str = "decode") -> list[CommCost]:
+              phase: str = "decode", algorithm: str | None = None) -> list[CommCost]:
     """Collectives of one step of ``dep`` on one device, by kind.
 
     Parameters
@@ -426,6 +454,11 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
         Decode runs ``pp`` micro-batches per cycle (each device sends ``pp`` activations to
         the next stage); prefill passes one batch through the stages (``pp - 1`` sends on its
         path).
+    algorithm : str, optional
+        All-reduce algorithm instead of ``dep.allreduce_algorithm`` (one of
+        ``ALGORITHMS``, ``"auto"``), or ``"each"``: every algorithm's time at once, the
+        all-reduces' ``time_s`` then stacked on a new first axis in ``ALGORITHMS`` order
+        (what the precomputed plans of :mod:`tokenomics.physics.plan` read their lines from).
 
     Returns
     -------
@@ -462,7 +495,10 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
     NL = b * V.non_negative(logits_tokens, "logits_tokens", "token")
     atp, tp, dp = dep.attention_tp, dep.tp, dep.dp_attention
     L, Lm = m.num_layers, m.num_moe_layers
-    alg = dep.allreduce_algorithm
+    alg = dep.allreduce_algorithm if algorithm is None else algorithm
+    if alg not in ALGORITHMS + ("auto", "each"):
+        raise TokenomicsError(f"unknown all-reduce algorithm {alg!r}; expected one of "
+                              f"{', '.join(ALGORITHMS + ('auto', 'each'))}")
     out: list[CommCost] = []
 
     def add(name: str, calls: int, msg: Any, group: int, fn: Any) -> None:
