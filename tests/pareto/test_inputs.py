@@ -47,6 +47,16 @@ def test_with_efficiency_applies_a_preset_or_keeps_the_deployments_own():
         with_efficiency([D], "optimistic")
 
 
+def test_a_preset_copy_is_kept_so_a_frontier_asked_again_reuses_its_curves():
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    (a,) = with_efficiency([d], "calibrated")
+    (b,) = with_efficiency([d], "calibrated")
+    assert a is b and a.efficiency.label == "calibrated" and d.efficiency.label == "roofline"
+    assert with_efficiency([a], "calibrated")[0] is a      # already under the preset
+    tk.frontier([d], 4096, efficiency="calibrated")
+    assert tk.decode_curve(a, 4096) is a.__dict__["_decode_curves"][(4096.0, None)]
+
+
 def test_device_price_from_the_mapping_else_the_catalog_else_nan():
     assert device_price_usd_per_hour(D, {"h100-sxm": 2.5}) == 2.5
     # DeepSeek's own assumption for an H800-hour, as the catalog records it: $2, tier

@@ -16,10 +16,14 @@ import tokenomics as tk
 from tokenomics.physics.plan import (
     WARM_UP_CALLS,
     build_decode_plan,
+    build_mixed_plan,
     build_prefill_plan,
     decode_plan,
+    mixed_plan,
 )
 from tokenomics.physics.step import decode_reference, prefill_reference
+from tokenomics.serving.batching import mixed_step_seconds
+from tokenomics.serving.steady import steady_state_reference
 
 CAL = tk.efficiency_presets()["calibrated"]
 DENSE = [
@@ -29,6 +33,13 @@ DENSE = [
                   kv_dtype="fp8", efficiency=CAL),
     tk.Deployment("qwen3-32b", "b200", efficiency=CAL),
     tk.Deployment("llama-3.1-405b", "h200", tp=8, weight_dtype="fp8"),
+]
+# Mixtures of experts: the routed experts timed by the engine's own law inside the plan
+MOE = [
+    tk.Deployment("qwen3-30b-a3b", "h100-sxm", efficiency=CAL),
+    tk.Deployment("mixtral-8x7b", "h100-sxm", tp=2),
+    tk.Deployment("qwen3-235b-a22b", "h200", tp=8, weight_dtype="fp8", compute_dtype="fp8",
+                  efficiency=CAL),
 ]
 FIELDS = ("time_s", "roofline_s", "lower_bound_s", "compute_time_s", "memory_time_s",
           "comm_time_s", "overhead_s", "flops_per_device", "bytes_per_device",
@@ -40,16 +51,24 @@ def test_dense_deployments_get_a_plan(i):
     assert build_decode_plan(DENSE[i], decode_reference) is not None
 
 
-@pytest.mark.parametrize("model", ["mixtral-8x7b", "gemma-3-27b", "qwen3-next-80b-a3b"])
+@pytest.mark.parametrize("model", ["gemma-3-27b", "qwen3-next-80b-a3b", "gpt-oss-120b"])
 def test_non_affine_decodes_keep_the_full_path(model):
-    # MoE (distinct experts), sliding windows, linear attention: costs are not affine
+    # sliding windows, linear attention: costs are not affine in the context
     assert build_decode_plan(tk.Deployment(model, "h200", tp=4), decode_reference) is None
 
 
+@pytest.mark.parametrize("i", range(len(MOE)))
+def test_mixtures_of_experts_get_plans(i):
+    assert build_decode_plan(MOE[i], decode_reference) is not None
+    assert build_prefill_plan(MOE[i], prefill_reference) is not None
+    assert build_mixed_plan(MOE[i], mixed_step_seconds) is not None
+
+
 @settings(max_examples=150, deadline=None)
-@given(i=st.integers(0, len(DENSE) - 1), b=st.integers(1, 2048), c=st.integers(1, 131_072))
+@given(i=st.integers(0, len(DENSE + MOE) - 1), b=st.integers(1, 2048),
+       c=st.integers(1, 131_072))
 def test_the_fast_path_equals_the_engine(i, b, c):
-    d = DENSE[i]
+    d = (DENSE + MOE)[i]
     c = min(c, int(d.model.max_context))
     plan = build_decode_plan(d, decode_reference)
     got, want = plan(b, c), decode_reference(d, b, c, on_oom="mark")
@@ -82,10 +101,10 @@ def test_dense_deployments_get_a_prefill_plan(i):
 
 
 @settings(max_examples=150, deadline=None)
-@given(i=st.integers(0, len(DENSE) - 1), b=st.integers(1, 64), p=st.integers(1, 131_072),
-       share=st.floats(0.0, 0.99))
+@given(i=st.integers(0, len(DENSE + MOE) - 1), b=st.integers(1, 64),
+       p=st.integers(1, 131_072), share=st.floats(0.0, 0.99))
 def test_the_prefill_fast_path_equals_the_engine(i, b, p, share):
-    d = DENSE[i]
+    d = (DENSE + MOE)[i]
     p = min(p, int(d.model.max_context))
     c = int(share * (p - 1))
     got = build_prefill_plan(d, prefill_reference)(b, p, c)
@@ -95,3 +114,71 @@ def test_the_prefill_fast_path_equals_the_engine(i, b, p, share):
                             abs_tol=1e-300), f
     assert (got.bound, got.fits, got.phase) == (want.bound, want.fits, want.phase)
     assert (got.batch, got.context_tokens, got.new_tokens) == (b, p, p - c)
+
+
+# ---- Mixed steps (the steady state's fast path) ----------------------------------------------
+
+STEADY_FIELDS = ("concurrency", "input_tokens", "output_tokens", "cached_tokens",
+                 "context_tokens", "arrivals_per_step", "prefill_tokens_per_step",
+                 "chunks_per_prompt", "tpot_s", "decode_only_tpot_s", "ttft_s",
+                 "output_tokens_per_s_per_device", "tokens_per_s_per_user", "requests_per_s",
+                 "request_latency_s")
+
+
+@pytest.mark.parametrize("i", range(len(DENSE)))
+def test_dense_deployments_get_a_mixed_plan(i):
+    assert build_mixed_plan(DENSE[i], mixed_step_seconds) is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(i=st.integers(0, len(DENSE + MOE) - 1), D=st.floats(0, 2048),
+       C=st.integers(1, 131_072), T=st.integers(1, 16_384), c=st.integers(0, 65_536),
+       b=st.floats(0, 8))
+def test_the_mixed_plan_equals_the_engine(i, D, C, T, c, b):
+    d = (DENSE + MOE)[i]
+    if D + b == 0:
+        b = 1.0
+    plan = build_mixed_plan(d, mixed_step_seconds)
+    want = float(mixed_step_seconds(d, D, C, T, c, b))
+    assert math.isclose(plan.times_at([(D, float(C), float(T), float(c), b)])[0], want,
+                        rel_tol=1e-12)
+    assert math.isclose(float(plan.times(D, C, T, c, b)), want, rel_tol=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(i=st.integers(0, len(DENSE + MOE) - 1),
+       B=st.one_of(st.integers(1, 1024), st.just("max")),
+       inp=st.integers(1, 32_768), out=st.integers(1, 4096), share=st.floats(0, 0.99),
+       chunk=st.one_of(st.none(), st.integers(1, 8192)),
+       pool=st.sampled_from(["colocated", "decode"]))
+def test_the_steady_state_fast_path_equals_the_full_path(i, B, inp, out, share, chunk, pool):
+    d = (DENSE + MOE)[i]
+    c = int(share * inp)
+    out = max(out, 2) if pool == "decode" else out
+    kw = dict(cached_tokens=c, chunk_tokens=chunk, pool=pool)
+    try:
+        want = steady_state_reference(d, B, inp, out, **kw)
+    except tk.TokenomicsError:
+        return                                   # (nothing fits: the full path raises)
+    for _ in range(WARM_UP_CALLS + 1):
+        got = tk.steady_state(d, B, inp, out, **kw)
+    assert mixed_plan(d, mixed_step_seconds) is not None   # the fast path was taken
+    for f in STEADY_FIELDS:
+        assert math.isclose(getattr(got, f), float(getattr(want, f)), rel_tol=1e-12,
+                            abs_tol=1e-300), f
+        assert type(getattr(got, f)) is float, f
+    assert got.fits == want.fits and got.efficiency == want.efficiency
+
+
+def test_steady_state_errors_are_the_full_paths_after_the_warm_up():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    for _ in range(WARM_UP_CALLS + 1):
+        tk.steady_state(d, 16, 2048, 256)
+    with pytest.raises(tk.TokenomicsError, match="cached_tokens must be below input_tokens"):
+        tk.steady_state(d, 16, 2048, 256, cached_tokens=2048)
+    with pytest.raises(tk.TokenomicsError, match="concurrency"):
+        tk.steady_state(d, 0, 2048, 256)
+    with pytest.raises(tk.TokenomicsError, match="output_tokens >= 2"):
+        tk.steady_state(d, 16, 2048, 1, pool="decode")
+    with pytest.raises(tk.DoesNotFitError):
+        tk.steady_state(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=2), "max", 131_000, 72)

@@ -64,8 +64,8 @@ from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import operator_times
 from tokenomics.physics.memory import max_batch, weight_bytes_per_device
+from tokenomics.physics.operators import mixed_costs
 from tokenomics.physics.step import prefill
-from tokenomics.serving.batching import mixed_costs
 from tokenomics.serving.steady import steady_state
 
 #: Corpus metric -> what it measures: a speed (higher is faster) or a time.

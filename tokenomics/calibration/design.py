@@ -37,8 +37,7 @@ from tokenomics.core.dtypes import bytes_per_element, dtype
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import exposed_comm_s
-from tokenomics.physics.operators import OPERATORS
-from tokenomics.serving.batching import mixed_costs
+from tokenomics.physics.operators import OPERATORS, mixed_costs
 
 _ATTN = OPERATORS.index("attn_core")
 _EXPERTS = OPERATORS.index("moe_experts")

@@ -53,6 +53,7 @@ _EXPORTS = {
     "registry": ".units",
     "Q_": ".units",
     "as_quantities": ".units",
+    "made": ".units",
     "readable": ".units",
     "ReadableRepr": ".units",
     "Result": ".units",

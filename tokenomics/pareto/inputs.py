@@ -42,7 +42,18 @@ def with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]
             raise TokenomicsError(f"efficiency must be 'calibrated', 'roofline', 'deployment' or "
                                   f"an Efficiency, got {efficiency!r}")
         e = presets[efficiency]
-    return [d.with_(efficiency=e) for d in deps]
+    return [_with(d, e) for d in deps]
+
+
+def _with(dep: Deployment, e: Efficiency) -> Deployment:
+    """``dep`` under efficiency ``e``: itself when it has it, else a copy kept on it (so a
+    frontier asked again under the same preset finds the copy's decode curves)."""
+    if dep.efficiency == e:
+        return dep
+    kept = dep.__dict__.setdefault("_with_efficiency", {})
+    if e not in kept:
+        kept[e] = dep.with_(efficiency=e)
+    return kept[e]
 
 
 def efficiency_label(dep: Deployment) -> str:

@@ -51,6 +51,7 @@ _EXPORTS = {
     "StepResult": ".engine",
     "OperatorTimes": ".engine",
     "operator_times": ".engine",
+    "operator_seconds": ".engine",
     "exposed_comm_s": ".engine",
     "overhead_s": ".engine",
     "step_seconds": ".engine",
@@ -123,10 +124,16 @@ _EXPORTS = {
     "build_decode_plan": ".plan",
     "decode_plan": ".plan",
     "WARM_UP_CALLS": ".plan",
+    "MixedPlan": ".plan",
+    "build_mixed_plan": ".plan",
+    "mixed_plan": ".plan",
+    "batch_budget": ".memory",
+    "mixed_costs": ".operators",
     "Experts": ".lines",
     "StepLines": ".lines",
     "crossing_batch": ".lines",
     "step_lines": ".lines",
+    "experts_of": ".lines",
 }
 _MODULES = ('collectives', 'engine', 'formulas', 'kv', 'lines', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
 

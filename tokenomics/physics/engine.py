@@ -220,12 +220,7 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     flops: Any = 0.0
     bytes_: Any = 0.0
     for op in costs:
-        p = attn_peak if op.name == "attn_core" else peak
-        tc = op.flops / (n * p * compute_scale(dep, op))
-        tm = op.bytes / (n * bw)
-        if op.name == "moe_experts" and (load := expert_load_factor(dep)) != 1.0:
-            tc = tc * load
-            tm = tm + (load - 1.0) * op.act_bytes / (n * bw)
+        tc, tm = _op_seconds(dep, op, n, attn_peak if op.name == "attn_core" else peak, bw)
         t = np.fmax(tc, tm)      # = max(tc, tm); tm alone where tc is NaN (no peak)
         if eff.overlap < 1.0:    # the unhidden part of the shorter term (none without a peak)
             t = t + (1.0 - eff.overlap) * np.where(np.isnan(tc), 0.0, np.minimum(tc, tm))
@@ -239,6 +234,27 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     return OperatorTimes(per_op=per_op, compute_s=total_c, memory_s=total_m, roofline_s=roof,
                          lower_bound_s=np.fmax(total_c, total_m), flops=flops, bytes=bytes_,
                          bound=np.where(t_compute_bound > 0.5 * roof, "compute", "memory"))
+
+
+def _op_seconds(dep: Deployment, op: OpCost, n: int, peak: Any, bw: float) -> tuple[Any, Any]:
+    """(compute, memory) time of one operator on one of ``n`` devices at ``peak`` FLOP/s and
+    ``bw`` B/s, the efficiency's per-operator scales and the experts' load included [s]."""
+    tc = op.flops / (n * peak * compute_scale(dep, op))
+    tm = op.bytes / (n * bw)
+    if op.name == "moe_experts" and (load := expert_load_factor(dep)) != 1.0:
+        tc = tc * load
+        tm = tm + (load - 1.0) * op.act_bytes / (n * bw)
+    return tc, tm
+
+
+def operator_seconds(dep: Deployment, op: OpCost) -> tuple[Any, Any]:
+    """(compute, memory) time of one operator on one of the ``dep.tp`` devices [s], as
+    :func:`operator_times` times each (for a plan's one curved operator, the routed
+    experts); needs a published compute peak."""
+    eff = dep.efficiency
+    peak = (dep.attention_peak_flop_per_s() if op.name == "attn_core"
+            else dep.compute_peak_flop_per_s("the step's compute time")) * eff.mfu
+    return _op_seconds(dep, op, dep.tp, peak, dep.hardware.mem_bw_bytes_per_s * eff.mbu)
 
 
 def compute_scale(dep: Deployment, op: OpCost) -> Any:

@@ -161,6 +161,18 @@ class StepLines:
         return list(B[i] + (B[i + 1] - B[i]) * g[i] / (g[i] - g[i + 1]))
 
 
+def experts_of(dep: Deployment, op: OpCost, tokens: float) -> Experts:
+    """The routed experts of ``dep`` as :class:`Experts`, from their cost ``op`` at
+    micro-batches 1 and 2 of ``tokens`` tokens per sequence."""
+    m = dep.model.moe
+    assert m is not None
+    P = dep.physical_experts
+    w1 = float(np.ravel(op.weight_bytes)[0])
+    return Experts(flops=_line(op.flops), act=_line(op.act_bytes),
+                   per_expert=w1 / float(distinct_experts(P, m.top_k, tokens)),
+                   experts=P, top_k=m.top_k, tokens=float(tokens))
+
+
 def crossing_batch(a0: float, a1: float, b0: float, b1: float) -> float | None:
     """Batch where the line :math:`a_0 + a_1 b` meets :math:`b_0 + b_1 b` [seq].
 
@@ -185,13 +197,7 @@ def step_lines(dep: Deployment, context_tokens: float, tokens: float = 1.0) -> S
     tc, tm, experts = [], [], None
     for op in costs:
         if op.name == "moe_experts" and dep.model.is_moe:
-            m = dep.model.moe
-            assert m is not None
-            P = dep.physical_experts
-            w1 = float(np.ravel(op.weight_bytes)[0])
-            experts = Experts(flops=_line(op.flops), act=_line(op.act_bytes),
-                              per_expert=w1 / float(distinct_experts(P, m.top_k, tokens)),
-                              experts=P, top_k=m.top_k, tokens=float(tokens))
+            experts = experts_of(dep, op, tokens)
             continue
         c, mem, _ = times.per_op[op.name]
         tc.append(c)

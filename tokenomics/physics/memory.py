@@ -321,18 +321,26 @@ def max_batch(dep: Deployment, context_tokens: Any) -> Any:
     """
     c = V.counts(context_tokens, "context_tokens", unit="token")
     V.context_within(dep.model, c, dep.allow_beyond_max_context)
-    room = (dep.hardware.mem_usable_bytes * dep.usable_memory_fraction
-            - weight_bytes_per_device(dep) - dep.runtime_reserve_bytes)
-    if dep.workspace_bytes is not None:
-        room = room - dep.workspace_bytes
-        per_seq = kv_per_sequence_bytes(dep, c)
-    else:
-        per_seq = kv_per_sequence_bytes(dep, c) + (
-            activation_workspace_bytes_per_token(dep)
-            + logits_workspace_bytes_per_sequence(dep)) / dep.pp
+    room, per_seq = batch_budget(dep, c)
     b = np.floor(np.maximum(room, 0.0) / per_seq)
     b = b.astype(np.int64)
     return int(b) if np.ndim(b) == 0 else b
+
+
+def batch_budget(dep: Deployment, context_tokens: Any) -> tuple[Any, Any]:
+    r"""(room [B], bytes per sequence [B]) of :func:`max_batch`'s budget, unvalidated.
+
+    Room: :math:`f\,\mathrm{cap} - W/n - R` (less a fixed ``workspace_bytes`` when one is
+    given); per sequence: its KV at ``context_tokens`` plus, without a fixed workspace, the
+    activation and logits workspace of its token, divided by ``pp``.
+    """
+    room = (dep.hardware.mem_usable_bytes * dep.usable_memory_fraction
+            - weight_bytes_per_device(dep) - dep.runtime_reserve_bytes)
+    if dep.workspace_bytes is not None:
+        return room - dep.workspace_bytes, kv_per_sequence_bytes(dep, context_tokens)
+    return room, kv_per_sequence_bytes(dep, context_tokens) + (
+        activation_workspace_bytes_per_token(dep)
+        + logits_workspace_bytes_per_sequence(dep)) / dep.pp
 
 
 # --------------------------------------------------------------------------------------------

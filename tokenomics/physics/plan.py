@@ -1,17 +1,22 @@
-"""A deployment's decode and prefill as precomputed coefficients: the scalar fast paths.
+"""A deployment's decode, prefill and mixed steps as precomputed coefficients: the scalar
+fast paths.
 
 A scalar :func:`tokenomics.decode` call spends its time in Python, not in arithmetic: a
 dozen operators, their collectives and the memory check are built and validated as arrays
-for one point. For a dense deployment every ingredient of a decode step is affine in the
-batch :math:`b` and in :math:`b C` (context :math:`C`): each operator's FLOPs and bytes, the
-memory it holds, and each collective's time under each all-reduce algorithm. A
-:class:`DecodePlan` reads those coefficients once from the engine itself (at three points),
-then times a scalar point in plain floats. It is built once a deployment has had
-:data:`WARM_UP_CALLS` scalar calls, and before it is used it is checked against the
-engine at 24 points spread over batch and context; a deployment whose costs are not affine
-(mixture of experts, sliding windows, linear or sparse attention, pipelines, a compute peak
-the hardware does not publish) or that fails the check gets no plan, and decode takes the
-full path.
+for one point. For a deployment without sliding windows, linear or sparse attention or
+pipeline stages, every ingredient of a decode step but one is affine in the batch :math:`b`
+and in :math:`b C` (context :math:`C`): each operator's FLOPs and bytes, the memory it
+holds, and each collective's time under each all-reduce algorithm. The exception, a mixture
+of experts' routed experts (their weight bytes follow the distinct-expert law, their grouped
+GEMM's efficiency the tokens per expert), is a function of the step's tokens alone and keeps
+the engine's own per-operator law (:func:`~tokenomics.physics.engine.operator_seconds`). A
+:class:`DecodePlan` reads the coefficients once from the engine itself (at three points),
+then times a scalar point in plain floats; :class:`PrefillPlan` does the same on the
+monomials of (batch, new tokens, cached tokens), and :class:`MixedPlan` for the mixed steps
+of continuous batching (:func:`tokenomics.steady_state`). A plan is built once a deployment
+has had :data:`WARM_UP_CALLS` scalar calls, and before it is used it is checked against the
+engine (24, 36 and 80 points); a deployment whose costs are not polynomial, or that fails
+the check, gets no plan and takes the full path.
 
 Notes
 -----
@@ -37,11 +42,13 @@ from tokenomics.physics.collectives import ALGORITHMS, step_comm
 from tokenomics.physics.engine import (
     StepResult,
     compute_scale,
+    operator_seconds,
     operator_times,
     overhead_s,
 )
-from tokenomics.physics.memory import memory_fit
-from tokenomics.physics.operators import step_costs
+from tokenomics.physics.lines import experts_of
+from tokenomics.physics.memory import batch_budget, max_batch, memory_fit
+from tokenomics.physics.operators import mixed_costs, step_costs
 
 #: Probe contexts [token] the coefficients are read at, and the check's tolerance.
 _C1, _C2 = 1024.0, 2048.0
@@ -69,27 +76,45 @@ class DecodePlan:
     n_devices: int
     tp: int
     label: str
+    experts: Any = None                     # a mixture of experts' routed experts, or None
 
     def __call__(self, B: int, C: int) -> StepResult:
         b, bc = float(B), float(B) * float(C)
-        work = [(f0 + f1 * b + f2 * bc, q0 + q1 * b + q2 * bc, rc, rm)
+        work = [_work(f0 + f1 * b + f2 * bc, q0 + q1 * b + q2 * bc, rc, rm)
                 for f0, f1, f2, q0, q1, q2, rc, rm in self.ops]
+        if self.experts is not None:
+            work.append(_expert_work(self.experts, b))
         comm = sum(min(a + x * b for a, x in lines) for lines in self.comm)
         m0, m1, m2 = self.memory
         return _assemble(self, work, comm, self.usable_bytes - (m0 + m1 * b + m2 * bc) >= 0,
                          phase="decode", point=(B, C, 1), tokens=b)
 
 
-def _assemble(plan: Any, work: list[tuple[float, float, float, float]], comm_total: float,
+def _work(flops: float, bytes_: float, rc: float, rm: float) -> tuple[float, ...]:
+    """An affine operator's (compute time, memory time, FLOPs, bytes) at its rates."""
+    return flops * rc, bytes_ * rm, flops, bytes_
+
+
+def _expert_work(experts: Any, tokens: float) -> tuple[float, ...]:
+    """The routed experts' (compute time, memory time, FLOPs, bytes) at ``tokens`` tokens
+    in the step, timed by the engine's own per-operator law
+    (:func:`~tokenomics.physics.engine.operator_seconds`: the grouped GEMM's efficiency and
+    the ranks' load depend on the tokens per expert)."""
+    dep, ex = experts
+    op = ex.cost(np.asarray(tokens, float))
+    tc, tm = operator_seconds(dep, op)
+    return float(tc), float(tm), float(op.flops), float(op.bytes)
+
+
+def _assemble(plan: Any, work: list[tuple[float, ...]], comm_total: float,
               fits: bool, *, phase: str, point: tuple[int, int, int],
               tokens: float) -> StepResult:
-    """A :class:`StepResult` from each operator's (FLOPs, bytes, rates) and the collectives'
-    total, as :func:`~tokenomics.physics.engine.operator_times` and
+    """A :class:`StepResult` from each operator's (compute time, memory time, FLOPs, bytes)
+    and the collectives' total, as :func:`~tokenomics.physics.engine.operator_times` and
     :func:`~tokenomics.physics.engine.step_result` assemble them."""
     o1 = 1.0 - plan.overlap
     roof = comp = mem = cb = fl = by = 0.0
-    for flops, bytes_, rc, rm in work:
-        tc, tm = flops * rc, bytes_ * rm
+    for tc, tm, flops, bytes_ in work:
         t = max(tc, tm) + (o1 * min(tc, tm) if o1 > 0 else 0.0)
         roof, comp, mem = roof + t, comp + tc, mem + tm
         cb += t if tc > tm else 0.0
@@ -108,15 +133,30 @@ def _assemble(plan: Any, work: list[tuple[float, float, float, float]], comm_tot
 
 def _supported(dep: Deployment) -> bool:
     m = dep.model
-    return (dep.pp == 1 and not m.is_moe and m.num_linear_layers == 0
+    return (dep.pp == 1 and m.num_linear_layers == 0
             and not getattr(m.attention, "is_sparse", False)
             and all(w == math.inf for _, w, _ in m.window_groups())
             and dep.compute_peak_published)
 
 
+def _affine_ops(dep: Deployment, costs: list[Any]) -> list[Any]:
+    """The operators whose costs are polynomial: all but a mixture of experts' routed
+    experts (:func:`_experts` times those)."""
+    return [o for o in costs if not (o.name == "moe_experts" and dep.model.is_moe)]
+
+
+def _experts(dep: Deployment) -> tuple[Deployment, Any] | None:
+    """(deployment, :class:`~tokenomics.physics.lines.Experts` per token) of a mixture of
+    experts, None for a dense model."""
+    if not dep.model.is_moe:
+        return None
+    costs = step_costs(dep, np.array([1.0, 2.0]), 1.0, 0.0, 1.0)
+    return dep, experts_of(dep, next(o for o in costs if o.name == "moe_experts"), 1.0)
+
+
 def _op_coefficients(dep: Deployment) -> tuple[tuple[float, ...], ...]:
     probe = np.array([1.0, 2.0, 1.0]), np.array([_C1, _C1, _C2])
-    costs = step_costs(dep, probe[0], 1.0, probe[1], 1.0)
+    costs = _affine_ops(dep, step_costs(dep, probe[0], 1.0, probe[1], 1.0))
     times = operator_times(dep, costs)
     out = []
     for op, (rc, rm) in zip(costs, _rates(dep, costs, times), strict=True):
@@ -168,7 +208,7 @@ def build_decode_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodeP
             overhead_s=float(overhead_s(dep)),
             memory=_affine(*np.broadcast_to(np.asarray(fit.total_bytes, float), (3,))),
             usable_bytes=float(fit.usable_bytes), n_devices=dep.n_devices, tp=dep.tp,
-            label=dep.efficiency.label)
+            label=dep.efficiency.label, experts=_experts(dep))
     except (ValueError, ArithmeticError):
         return None
     return plan if _reproduces(dep, plan, reference) else None
@@ -263,6 +303,7 @@ class PrefillPlan:
     n_devices: int
     tp: int
     label: str
+    experts: Any = None                     # a mixture of experts' routed experts, or None
 
     def __call__(self, B: int, P: int, c: int) -> StepResult:
         T = P - c
@@ -272,7 +313,9 @@ class PrefillPlan:
         def poly(k: tuple[float, ...]) -> float:
             return k[0] + k[1] * b + k[2] * bt + k[3] * m3 + k[4] * m4 + k[5] * m5
 
-        work = [(poly(f), poly(q), rc, rm) for f, q, rc, rm in self.ops]
+        work = [_work(poly(f), poly(q), rc, rm) for f, q, rc, rm in self.ops]
+        if self.experts is not None:
+            work.append(_expert_work(self.experts, bt))
         comm = sum(min(a + xb * b + xn * bt for a, xb, xn in lines) for lines in self.comm)
         total = poly(self.memory)
         return _assemble(self, work, comm, self.usable_bytes - total >= 0,
@@ -299,7 +342,7 @@ def build_prefill_plan(dep: Deployment, reference: Callable[..., Any]) -> Prefil
         return None
     B, T, c = _PROBE
     try:
-        costs = step_costs(dep, B, T, c, 1.0)
+        costs = _affine_ops(dep, step_costs(dep, B, T, c, 1.0))
         times = operator_times(dep, costs)
         rates = _rates(dep, costs, times)
         fit = memory_fit(dep, B, T + c, tokens_per_step=B * T)
@@ -309,7 +352,8 @@ def build_prefill_plan(dep: Deployment, reference: Callable[..., Any]) -> Prefil
             comm=_prefill_lines(dep), memory=_fit(fit.total_bytes),
             overlap=float(dep.efficiency.overlap), comm_overlap=float(dep.comm_overlap),
             overhead_s=float(overhead_s(dep)), usable_bytes=float(fit.usable_bytes),
-            n_devices=dep.n_devices, tp=dep.tp, label=dep.efficiency.label)
+            n_devices=dep.n_devices, tp=dep.tp, label=dep.efficiency.label,
+            experts=_experts(dep))
     except (ValueError, ArithmeticError):
         return None
     return plan if _prefill_reproduces(dep, plan, reference) else None
@@ -330,3 +374,205 @@ def prefill_plan(dep: Deployment, reference: Callable[..., Any]) -> PrefillPlan 
     """The deployment's prefill plan after :data:`WARM_UP_CALLS` scalar calls (as
     :func:`decode_plan`)."""
     return _kept(dep, "prefill", build_prefill_plan, reference)
+
+
+# --------------------------------------------------------------------------------------------
+# Mixed steps: D decodes at context C beside b prefill chunks of T tokens on c cached ones
+# --------------------------------------------------------------------------------------------
+#: Decode-part probes (D, C) = (1, C1), (2, C1), (1, C2), as the decode plan's.
+_DPROBE = (np.array([1.0, 2.0, 1.0]), np.array([_C1, _C1, _C2]))
+
+
+def _decode_part(values: Any) -> tuple[float, float, float]:
+    """(a, x, y) of a + x D + y D C from values at the decode probes (D, C) = (1, C1),
+    (2, C1), (1, C2)."""
+    return _affine(*np.broadcast_to(np.asarray(values, float), (3,)))
+
+
+def _other_bytes(op: Any) -> Any:
+    """An operator's KV and activation bytes: what two parts of a mixed step add."""
+    return np.asarray(op.kv_bytes, float) + np.asarray(op.act_bytes, float)
+
+
+@dataclass(frozen=True)
+class MixedPlan:
+    """Coefficients of one dense deployment's mixed step (continuous batching, ``pp`` 1).
+
+    Per operator, as :func:`~tokenomics.physics.operators.mixed_costs` composes a step, its
+    compute and memory times are linear on the monomials
+    :math:`[1, D, DC, b, bT, bT^2, bTc, bc]` of :math:`D` decodes at context :math:`C` beside
+    :math:`b` prefill chunks of :math:`T` tokens on :math:`c` cached ones: the decode part's
+    FLOPs and KV/activation bytes affine in :math:`D` and :math:`DC`, the prefill part's on
+    the prefill plan's monomials, the weights read once for the step's :math:`n = D + bT`
+    tokens (``fc``, ``qc``: seconds per monomial, the rates folded in). Each collective's
+    time under each algorithm is affine in :math:`n` and in the rows whose logits are
+    gathered, :math:`L = D + b` (nothing when :math:`n = 0`), and the step takes each
+    collective's fastest (``lines``, grouped by ``starts``). ``budget`` is
+    :func:`~tokenomics.physics.memory.max_batch`'s: room and bytes per sequence, affine in
+    its length.
+    """
+
+    fc: np.ndarray                      # (operators, 8) compute seconds per monomial
+    qc: np.ndarray                      # (operators, 8) memory seconds per monomial
+    lines: np.ndarray                   # (lines, 3): alpha, per n, per L of every algorithm...
+    starts: np.ndarray                  # ... of each collective, from these rows on
+    overlap: float
+    comm_overlap: float
+    overhead_s: float
+    budget: tuple[float, float, float]  # room, per sequence k0 + k1 x tokens [B]
+    experts: Any = None                 # a mixture of experts' routed experts, or None
+
+    def times(self, D: Any, C: Any, T: Any, c: Any, b: Any) -> np.ndarray:
+        """Step times of ``D`` decodes at ``C`` beside ``b`` chunks of ``T`` tokens on ``c``
+        cached, at each point of the (broadcast) arrays [s]
+        (:func:`~tokenomics.serving.batching.mixed_step_seconds`)."""
+        D, C, T, c, b = np.broadcast_arrays(*(np.asarray(v, float) for v in (D, C, T, c, b)))
+        bt = b * T
+        mono = np.stack([np.ones_like(D), D, D * C, b, bt, bt * T, bt * c, b * c])
+        shape = D.shape
+        return self._evaluate(mono.reshape(8, -1), (D + bt).ravel()).reshape(shape)
+
+    def __post_init__(self) -> None:
+        # A line alpha + x n + y L is linear on the monomials too (n = D + bT, L = D + b):
+        # every operator's two times and every collective line come from one product.
+        a, x, y = (self.lines[:, i] if len(self.lines) else np.empty(0) for i in range(3))
+        z = np.zeros_like(a)
+        comm = np.column_stack([a, x + y, z, y, x, z, z, z]).reshape(-1, 8)
+        object.__setattr__(self, "_rows", np.vstack([self.fc, self.qc, comm]))
+
+    def times_at(self, points: list[tuple[float, float, float, float, float]]) -> list[float]:
+        """:meth:`times` at a few points given as Python floats ``(D, C, T, c, b)`` (the
+        monomials built in plain floats: the scalar fast path's form) [s]."""
+        rows = [(1.0, D, D * C, b, b * T, b * T * T, b * T * c, b * c)
+                for D, C, T, c, b in points]
+        n = [D + b * T for D, _, T, _, b in points]
+        return self._evaluate(np.array(rows).T, n).tolist()
+
+    def _evaluate(self, mono: np.ndarray, n: Any) -> np.ndarray:
+        """Step times from the monomials (8, points) and the step's tokens [s]."""
+        k = len(self.fc)
+        r = self._rows @ mono
+        tc, tm = r[:k], r[k:2 * k]
+        t = np.maximum(tc, tm)
+        if self.overlap < 1.0:
+            t = t + (1.0 - self.overlap) * np.minimum(tc, tm)
+        roof = t.sum(axis=0)
+        if self.experts is not None:             # the routed experts see all n tokens
+            dep, ex = self.experts
+            e_tc, e_tm = operator_seconds(dep, ex.cost(np.asarray(n, float)))
+            roof = roof + np.maximum(e_tc, e_tm)
+            if self.overlap < 1.0:
+                roof = roof + (1.0 - self.overlap) * np.minimum(e_tc, e_tm)
+        if not len(self.starts):
+            return roof + self.overhead_s
+        # each collective's fastest algorithm, then their sum; no tokens, no messages
+        comm = np.minimum.reduceat(r[2 * k:], self.starts, axis=0).sum(axis=0)
+        if min(n) <= 0:
+            comm = comm * (np.asarray(n) > 0)
+        if self.comm_overlap == 0.0:
+            return roof + comm + self.overhead_s
+        return roof + comm - np.minimum(self.comm_overlap * comm, roof) + self.overhead_s
+
+    def max_batch(self, tokens: float) -> int | None:
+        """:func:`~tokenomics.physics.memory.max_batch` at ``tokens`` per sequence; None
+        where the quotient lies within 1e-9 of a whole number (the engine's rounding could
+        floor it to the other side: ask the engine)."""
+        room, k0, k1 = self.budget
+        q = max(room, 0.0) / (k0 + k1 * tokens)
+        if abs(q - round(q)) <= 1e-9 * max(1.0, q):
+            return None
+        return int(math.floor(q))
+
+
+def _mixed_coefficients(dep: Deployment) -> tuple[np.ndarray, np.ndarray]:
+    """(compute, memory) seconds per monomial of each operator of a mixed step (the
+    :class:`MixedPlan` notes); operators with no cost left out."""
+    dec = _affine_ops(dep, step_costs(dep, _DPROBE[0], 1.0, _DPROBE[1], 1.0))
+    B, T, c = _PROBE
+    pre = _affine_ops(dep, step_costs(dep, B, T, c, 1.0))
+    w = _affine_ops(dep, step_costs(dep, 1.0, np.array([1.0, 2.0]), 0.0, 0.0))
+    probe = _affine_ops(dep, mixed_costs(dep, _DPROBE[0], _DPROBE[1], 3.0, _C1, 2.0))
+    rates = _rates(dep, probe, operator_times(dep, probe))
+    fc, qc = [], []
+    for d, p, wt, (rc, rm) in zip(dec, pre, w, rates, strict=True):
+        fa, fx, fy = _decode_part(d.flops)
+        qa, qx, qy = _decode_part(_other_bytes(d))
+        f, q = _fit(p.flops), _fit(_other_bytes(p))
+        w0, w1 = _lines_at_one_two(wt.weight_bytes)     # weights of n = D + bT tokens
+        F = (fa + f[0], fx, fy, f[1], f[2], f[3], f[4], f[5])
+        Q = (qa + q[0] + w0, qx + w1, qy, q[1], q[2] + w1, q[3], q[4], q[5])
+        if any(F) or any(Q):
+            fc.append([v * rc for v in F])
+            qc.append([v * rm for v in Q])
+    return np.asarray(fc, float).reshape(-1, 8), np.asarray(qc, float).reshape(-1, 8)
+
+
+def _mixed_lines(dep: Deployment) -> tuple[np.ndarray, ...]:
+    """Each collective's (alpha, per token, per logits row) under each algorithm the
+    deployment may pick, from one call at (n, L) = (1, 1), (2, 1), (1, 2)."""
+    alg = "each" if dep.allreduce_algorithm == "auto" else None
+    n, L = np.array([1.0, 2.0, 1.0]), np.array([1.0, 1.0, 2.0])
+    out = []
+    for col in step_comm(dep, 1.0, n, L, "prefill", algorithm=alg):
+        t = np.asarray(col.time_s, float)
+        rows = t.reshape(-1, 3) if t.ndim > 1 else np.broadcast_to(t, (3,))[None, :]
+        out.append(np.column_stack([rows[:, 0] - (rows[:, 1] - rows[:, 0])
+                                    - (rows[:, 2] - rows[:, 0]),
+                                    rows[:, 1] - rows[:, 0], rows[:, 2] - rows[:, 0]]))
+    return tuple(out)
+
+
+def build_mixed_plan(dep: Deployment, reference: Callable[..., Any]) -> MixedPlan | None:
+    """The deployment's :class:`MixedPlan`, or None when it has none (as
+    :func:`build_decode_plan`) or the plan does not reproduce ``reference``
+    (:func:`tokenomics.serving.batching.mixed_step_seconds`) at the check's points."""
+    if not _supported(dep):
+        return None
+    try:
+        fc, qc = _mixed_coefficients(dep)
+        room, per_seq = batch_budget(dep, np.array([_C1, _C2]))
+        k1 = float(per_seq[1] - per_seq[0]) / (_C2 - _C1)
+        comm = _mixed_lines(dep)
+        plan = MixedPlan(fc=fc, qc=qc, lines=np.concatenate(comm or [np.empty((0, 3))]),
+                         starts=np.cumsum([0] + [len(x) for x in comm[:-1]]).astype(int)
+                         if comm else np.empty(0, int),
+                         overlap=float(dep.efficiency.overlap),
+                         comm_overlap=float(dep.comm_overlap), overhead_s=float(overhead_s(dep)),
+                         budget=(float(room), float(per_seq[0]) - k1 * _C1, k1),
+                         experts=_experts(dep))
+    except (ValueError, ArithmeticError):
+        return None
+    return plan if _mixed_reproduces(dep, plan, reference) else None
+
+
+def _lines_at_one_two(values: Any) -> tuple[float, float]:
+    v1, v2 = np.broadcast_to(np.asarray(values, float), (2,))
+    return float(2 * v1 - v2), float(v2 - v1)
+
+
+def _mixed_reproduces(dep: Deployment, plan: MixedPlan, reference: Callable[..., Any]) -> bool:
+    """The plan against the engine: step times at 80 mixed steps (fractional decodes and
+    chunks, no prefill, no decodes, long prompts on long caches) and the batch limit at six
+    lengths."""
+    top = float(max(2, int(dep.model.max_context)))
+    chunks = [(1.0, 0.0, 0.0), (1.0, 0.0, 1.0), (512.0, 0.0, 0.5), (2048.0, 1024.0, 1.0),
+              (8192.0, 0.0, 3.25), (top // 2, top // 4, 1.0)]
+    pts = [(D, C, T, c, b) for D in (0.0, 1.0, 3.5, 63.5, 1000.0)
+           for C in (1.0, 2048.0, top) for T, c, b in chunks if D + b > 0]
+    D, C, T, c, b = (np.array(v) for v in zip(*pts, strict=True))
+    want = np.asarray(reference(dep, D, C, T, c, b), float)
+    one = plan.times_at(pts[::7])               # the floats form the scalar fast path takes
+    if not (np.allclose(plan.times(D, C, T, c, b), want, rtol=_RTOL, atol=0)
+            and np.allclose(one, want[::7], rtol=_RTOL, atol=0)):
+        return False
+    for tokens in (1.0, 7.0, 1000.0, 4096.0, top // 2, top):
+        got = plan.max_batch(tokens)
+        if got is not None and got != int(max_batch(dep, tokens)):
+            return False
+    return True
+
+
+def mixed_plan(dep: Deployment, reference: Callable[..., Any]) -> MixedPlan | None:
+    """The deployment's mixed-step plan after :data:`WARM_UP_CALLS` scalar calls (as
+    :func:`decode_plan`)."""
+    return _kept(dep, "mixed", build_mixed_plan, reference)

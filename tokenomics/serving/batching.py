@@ -58,38 +58,11 @@ from tokenomics.physics.memory import (
     kv_per_sequence_bytes,
     memory_fit,
 )
-from tokenomics.physics.operators import OpCost, step_costs
+from tokenomics.physics.operators import mixed_costs
 from tokenomics.physics.step import decode, prefill
 
 
 # ---- Mixed prefill + decode steps ----------------------------------------------------------
-def mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
-                 pre_b: Any) -> list[OpCost]:
-    """Operator costs of one step carrying decodes and prefill chunks, weights read once.
-
-    Parameters
-    ----------
-    dep : Deployment
-    dec_b, dec_c : array_like
-        Decoding sequences (>= 0, may be fractional: an average) and their KV length [token].
-    pre_t, pre_c, pre_b : array_like
-        Tokens of each prefill chunk, tokens already cached under it, and chunks [token],
-        [token], [chunk].
-
-    Returns
-    -------
-    list of OpCost
-        Per operator: the FLOPs, KV and activation bytes of the two parts add; the weight
-        bytes are one pass over all :math:`D + bT` tokens (MoE: their distinct experts).
-    """
-    a = step_costs(dep, dec_b, 1.0, dec_c, 1.0)
-    p = step_costs(dep, pre_b, pre_t, pre_c, 1.0)
-    n_total = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
-    w = step_costs(dep, 1.0, n_total, 0.0, 0.0)  # weight bytes depend only on token count
-    return [OpCost(x.name, x.flops + y.flops, z.weight_bytes, x.kv_bytes + y.kv_bytes,
-                   x.act_bytes + y.act_bytes) for x, y, z in zip(a, p, w, strict=True)]
-
-
 def mixed_step_seconds(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
                        pre_b: Any) -> np.ndarray:
     """Time of a mixed step, unvalidated (``pre_b`` may be fractional: an average) [s].

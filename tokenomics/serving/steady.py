@@ -16,6 +16,7 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -24,10 +25,11 @@ import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
-from tokenomics.core.units import ReadableRepr
+from tokenomics.core.units import ReadableRepr, made
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment, check_deployment
 from tokenomics.physics.memory import max_batch
+from tokenomics.physics.plan import mixed_plan
 from tokenomics.serving.batching import mixed_step_seconds
 
 
@@ -229,6 +231,20 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     >>> bool(r.tpot_s > r.decode_only_tpot_s)   # 64/128 x 2048 = 1,024 prompt tokens a step
     True
     """
+    fast = _scalar(dep, concurrency, input_tokens, output_tokens, cached_tokens, chunk_tokens,
+                   pool)
+    if fast is not None:
+        return fast
+    return steady_state_reference(dep, concurrency, input_tokens, output_tokens,
+                                  cached_tokens=cached_tokens, chunk_tokens=chunk_tokens,
+                                  pool=pool)
+
+
+def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
+                           output_tokens: Any, *, cached_tokens: Any = 0,
+                           chunk_tokens: Any = None, pool: str = "colocated") -> SteadyState:
+    """:func:`steady_state` through the full engine, for any inputs; the reference its
+    scalar fast path (:class:`~tokenomics.physics.plan.MixedPlan`) is checked against."""
     check_deployment(dep, "steady_state")
     if dep.pp != 1:
         raise TokenomicsError("steady_state models a single pipeline stage; use pp=1")
@@ -263,3 +279,66 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
         requests_per_s=S(a / t), request_latency_s=S(out * t),
         tokens_per_s_per_user=S(1.0 / t), fits=bool(fits) if np.ndim(fits) == 0 else fits,
         efficiency=dep.efficiency.label)
+
+
+def _scalar(dep: Any, concurrency: Any, inp: Any, out: Any, c: Any, s: Any,
+            pool: Any) -> SteadyState | None:
+    """The scalar fast path of :func:`steady_state`: whole-number inputs on a deployment with
+    a :class:`~tokenomics.physics.plan.MixedPlan` (after its warm-up), the same arithmetic in
+    plain floats; None (take the full path) for anything else, errors included."""
+    whole = int   # bool and numpy integers take the full path
+    if not (type(inp) is whole and type(out) is whole and type(c) is whole
+            and (s is None or type(s) is whole) and isinstance(dep, Deployment)
+            and (type(concurrency) is whole
+                 or (type(concurrency) is str and concurrency == "max"))
+            and type(pool) is str and pool in ("colocated", "decode") and dep.pp == 1
+            and inp >= 1 and out >= 1 and 0 <= c < inp and (s is None or s >= 1)
+            and (pool == "colocated" or out >= 2)
+            and (inp + out <= dep.model.max_context or dep.allow_beyond_max_context)):
+        return None
+    plan = mixed_plan(dep, mixed_step_seconds)
+    if plan is None:
+        return None
+    limit = plan.max_batch(float(inp + out))
+    if limit is None or (concurrency == "max" and limit < 1):
+        return None
+    B = float(limit) if concurrency == "max" else float(concurrency)
+    if B < 1:
+        return None
+    ctx = inp + out / 2.0
+    if pool == "decode":
+        (t,) = plan.times_at([(B, ctx, 1.0, 0.0, 0.0)])
+        a = B / (out - 1.0)
+        return _state(dep, B, (inp, out, c, ctx), (a, 0.0, 0.0), (t, t, 0.0, out - 1.0),
+                      B <= limit)
+    new = float(inp - c)
+    k = 1.0 if s is None else float(math.ceil(new / s))
+    a = B / out
+    dec = B - a
+    chunk, chunk_c = new / k, c + new * (k - 1) / (2 * k)
+    # the mixed step, the step with the request's own chunk, the decode-only step, together
+    t, t_own, t0 = plan.times_at([(dec, ctx, chunk, chunk_c, a * k),
+                                  (dec, ctx, chunk, chunk_c, max(a * k, 1.0)),
+                                  (dec, ctx, 1.0, 0.0, 0.0)])
+    ttft = k * t_own + dep.efficiency.request_overhead_s
+    return _state(dep, B, (inp, out, c, ctx), (a, a * new, k), (t, t0, ttft, float(out)),
+                  B <= limit)
+
+
+def _state(dep: Deployment, B: float, lengths: tuple[int, int, int, float],
+           flow: tuple[float, float, float], times: tuple[float, float, float, float],
+           fits: bool) -> SteadyState:
+    """A scalar :class:`SteadyState` from the fast path's numbers: ``lengths`` (input,
+    output, cached, mean context [token]), ``flow`` (arrivals, prompt tokens and chunks a
+    step), ``times`` (TPOT, the decode-only step, TTFT [s], steps a request lives)."""
+    inp, out, c, ctx = lengths
+    a, prefill, k = flow
+    t, t0, ttft, lives = times
+    return made(SteadyState, dict(
+        concurrency=B, input_tokens=float(inp), output_tokens=float(out),
+        cached_tokens=float(c), context_tokens=ctx, arrivals_per_step=a,
+        prefill_tokens_per_step=prefill, chunks_per_prompt=k, tpot_s=t,
+        decode_only_tpot_s=t0, ttft_s=ttft,
+        output_tokens_per_s_per_device=B / t / dep.n_devices, tokens_per_s_per_user=1.0 / t,
+        requests_per_s=a / t, request_latency_s=lives * t, fits=bool(fits),
+        efficiency=dep.efficiency.label))
