@@ -145,12 +145,11 @@ def _segment_crossings(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cid[i[inside]].astype(int), xc[inside]
 
 
-def _crossing_rows(curves: list[DecodeCurve]) -> list[_Row]:
-    """Frontier rows at the crossings between curves that reach the envelope (none with a
-    single curve; :func:`_envelope_curves`)."""
+def _crossing_rows(curves: list[DecodeCurve], keep: list[int]) -> list[_Row]:
+    """Frontier rows at the crossings between the curves that reach the envelope (``keep``,
+    :func:`_envelope_curves`; none with a single curve)."""
     if len(curves) <= 1:
         return []
-    keep = _envelope_curves(curves)
     sub = [curves[i] for i in keep]
     s = _segments(sub)
     if not len(s):
@@ -167,22 +166,32 @@ def _crossing_rows(curves: list[DecodeCurve]) -> list[_Row]:
     return rows
 
 
-def _heights_at(curves: list[DecodeCurve], x: np.ndarray) -> np.ndarray:
-    """(curves, points): each curve's tokens/s per device at interactivities ``x`` (NaN off
-    its span), one ``np.interp`` per curve."""
-    out = np.full((len(curves), x.size), np.nan)
-    for i, c in enumerate(curves):
-        cx, cy = c.tokens_per_s_per_user[::-1], c.tokens_per_s_per_device[::-1]
-        inside = (x >= cx[0]) & (x <= cx[-1])
-        out[i, inside] = np.interp(x[inside], cx, cy)
+#: One curve's values on a slice of sorted points: (first, past the last, values).
+_Part = tuple[int, int, np.ndarray]
+
+
+def _heights_part(c: DecodeCurve, x: np.ndarray) -> _Part:
+    """Tokens/s per device of curve ``c`` at the sorted interactivities ``x`` it spans."""
+    cx, cy = c.tokens_per_s_per_user[::-1], c.tokens_per_s_per_device[::-1]
+    lo, hi = np.searchsorted(x, cx[0], "left"), np.searchsorted(x, cx[-1], "right")
+    return int(lo), int(hi), np.interp(x[lo:hi], cx, cy)
+
+
+def _tops(parts: Any, n: int, size: int) -> list[tuple[int, int]]:
+    """(curve, point) of every value within 1e-12 of the largest at its point, given each
+    curve's values on a slice of the points (``parts(i)``, a :data:`_Part`): a running
+    maximum, then a second pass, so no (curves x points) table is built."""
+    best = np.full(size, -np.inf)
+    for i in range(n):
+        lo, hi, v = parts(i)
+        if hi > lo:
+            np.maximum(best[lo:hi], v, out=best[lo:hi])
+    floor = best - 1e-12 * np.abs(best)
+    out: list[tuple[int, int]] = []
+    for i in range(n):
+        lo, hi, v = parts(i)
+        out.extend((i, lo + int(j)) for j in np.flatnonzero(v >= floor[lo:hi]))
     return out
-
-
-def _top(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(row, column) of every entry within 1e-12 of its column's maximum (NaN: none)."""
-    with np.errstate(invalid="ignore"):
-        best = np.nanmax(np.where(np.isnan(values), -np.inf, values), axis=0)
-        return np.nonzero(values >= best - 1e-12 * np.abs(best))
 
 
 def _envelope_curves(curves: list[DecodeCurve]) -> list[int]:
@@ -199,7 +208,8 @@ def _envelope_curves(curves: list[DecodeCurve]) -> list[int]:
     x = np.unique(np.concatenate([c.tokens_per_s_per_user for c in curves]))
     keep: set[int] = set()
     while x.size:
-        new = set(_top(_heights_at(curves, x))[0].tolist()) - keep
+        new = {i for i, _ in _tops(lambda i, x=x: _heights_part(curves[i], x), len(curves),
+                                   x.size)} - keep
         if not new:
             break
         keep |= new
@@ -243,66 +253,83 @@ def _end_rows(curves: list[DecodeCurve]) -> list[_Row]:
         return []
     ends_x = np.unique([float(c.tokens_per_s_per_user[k]) for c in curves for k in (0, -1)])
     ends_y = sorted({float(c.tokens_per_s_per_device[-1]) for c in curves})
-    ys = _heights_at(curves, ends_x)
-    rows = [_point_row(int(ci), curves[ci], float(ends_x[j]), float(ys[ci, j]))
-            for ci, j in zip(*_top(ys), strict=True)]
+    tops = _tops(lambda i: _heights_part(curves[i], ends_x), len(curves), ends_x.size)
+    ys = {i: _heights_part(curves[i], ends_x) for i in {i for i, _ in tops}}
+    rows = [_point_row(ci, curves[ci], float(ends_x[j]), float(ys[ci][2][j - ys[ci][0]]))
+            for ci, j in tops]
     H = np.asarray(ends_y)
-    xs = np.full((len(curves), H.size), np.nan)
+    rising = [bool(np.all(np.diff(c.tokens_per_s_per_device) > 0)) for c in curves]
     for ci, c in enumerate(curves):
-        cx, cy = c.tokens_per_s_per_user, c.tokens_per_s_per_device
-        if np.all(np.diff(cy) > 0):          # throughput rises with the batch: invert y(x)
-            inside = (H >= cy[0]) & (H <= cy[-1])
-            xs[ci, inside] = np.interp(H[inside], cy, cx)
-        else:                                 # not monotone: every crossing of every height
+        if not rising[ci]:                    # not monotone: every crossing of every height
             rows.extend(_rows_at_heights(ci, c, ends_y))
-    rows.extend(_point_row(int(ci), curves[ci], float(xs[ci, j]), float(H[j]))
-                for ci, j in zip(*_top(xs), strict=True))
+
+    def at_heights(i: int) -> _Part:          # where a rising curve reaches each height
+        if not rising[i]:
+            return 0, 0, np.empty(0)
+        cx, cy = curves[i].tokens_per_s_per_user, curves[i].tokens_per_s_per_device
+        lo, hi = np.searchsorted(H, cy[0], "left"), np.searchsorted(H, cy[-1], "right")
+        return int(lo), int(hi), np.interp(H[lo:hi], cy, cx)
+
+    tops = _tops(at_heights, len(curves), H.size)
+    xs = {i: at_heights(i) for i in {i for i, _ in tops}}
+    rows.extend(_point_row(ci, curves[ci], float(xs[ci][2][j - xs[ci][0]]), float(H[j]))
+                for ci, j in tops)
     return rows
 
 
 def _off_frontier(rows: list[_Row], curves: list[DecodeCurve]) -> np.ndarray:
-    """Mask of rows below the envelope (a curve higher at the same x) or dominated."""
+    """Mask of rows below the envelope (a curve higher at the same x) or dominated; only
+    the curves that reach the envelope can be higher (``curves`` may be just those)."""
     arr = np.asarray(rows, float)
     x, y = arr[:, 3], arr[:, 4]
     off = _dominated(x, y)
     keep = np.flatnonzero(~off)      # a dominated row is off whatever the envelope: test the rest
     xs = x[keep]
-    env = np.nanmax(np.vstack([c.throughput_at(xs) for c in curves]), axis=0)
+    env = np.fmax.reduce(np.vstack([c.throughput_at(xs) for c in curves]), axis=0)
     off[keep] = y[keep] < env * (1 - 1e-12)
     return off
 
 
-def _frontier_record(cur: DecodeCurve, row: _Row, priced: dict[str, Any],
-                     context_tokens: float) -> dict[str, Any]:
-    """One frontier row's columns: the point, its cost and energy, its configuration."""
-    _, b, t, xv, yv = row
+def _curve_columns(cur: DecodeCurve, priced: dict[str, Any],
+                   context_tokens: float) -> dict[str, Any]:
+    """The columns every frontier row of one curve shares: its label, configuration and
+    price (and its device's TDP, under ``"_tdp"``)."""
     dep = cur.deployment
-    pc = price_columns(priced.get(dep.hardware.id))
-    p = pc["price_usd_per_device_hour"]
-    tdp = dep.hardware.tdp_w
-    return dict(
-        tokens_per_s_per_user=xv, tokens_per_s_per_device=yv, step_time_s=t, batch=b,
-        cost_usd_per_mtok=float(cost_per_million_tokens(p, yv)) if math.isfinite(p)
-        else float("nan"),
-        joules_per_token=tdp / yv if tdp else float("nan"),
-        label=deployment_label(dep, cur.speculation), **config_columns(dep),
-        speculation_k=int(cur.speculation["k"]) if cur.speculation else 0,
-        context_tokens=float(context_tokens), **pc)
+    return dict(label=deployment_label(dep, cur.speculation), **config_columns(dep),
+                speculation_k=int(cur.speculation["k"]) if cur.speculation else 0,
+                context_tokens=float(context_tokens),
+                **price_columns(priced.get(dep.hardware.id)),
+                _tdp=float(dep.hardware.tdp_w) if dep.hardware.tdp_w else math.nan)
 
 
 def _frontier_frame(curves: list[DecodeCurve], rows: list[_Row], off: np.ndarray,
                     priced: dict[str, Any], include_dominated: bool,
                     context_tokens: float) -> pd.DataFrame:
-    """The frontier table, sorted by interactivity (dominated rows flagged or dropped)."""
-    out = []
-    for row, d in zip(rows, off, strict=True):
-        if d and not include_dominated:
-            continue
-        rec = _frontier_record(curves[int(row[0])], row, priced, context_tokens)
-        if include_dominated:
-            rec["dominated"] = bool(d)
-        out.append(rec)
-    return pd.DataFrame(out).sort_values("tokens_per_s_per_user").reset_index(drop=True)
+    """The frontier table, sorted by interactivity (dominated rows flagged or dropped): the
+    point, its cost and energy (at TDP), its configuration and price."""
+    arr = np.asarray(rows, float).reshape(-1, 5)
+    flags = np.asarray(off, bool)
+    if not include_dominated:
+        arr, flags = arr[~flags], flags[~flags]
+    ci = arr[:, 0].astype(int)
+    shared = {int(i): _curve_columns(curves[int(i)], priced, context_tokens)
+              for i in np.unique(ci)}
+    y = arr[:, 4]
+    price = np.array([shared[i]["price_usd_per_device_hour"] for i in ci], float)
+    cost = np.full(y.shape, np.nan)
+    ok = np.isfinite(price)
+    if ok.any():
+        cost[ok] = cost_per_million_tokens(price[ok], y[ok])
+    tdp = np.array([shared[i]["_tdp"] for i in ci], float)
+    cols: dict[str, Any] = dict(tokens_per_s_per_user=arr[:, 3], tokens_per_s_per_device=y,
+                                step_time_s=arr[:, 2], batch=arr[:, 1],
+                                cost_usd_per_mtok=cost, joules_per_token=tdp / y)
+    names = [k for k in next(iter(shared.values())) if k != "_tdp"] if shared else []
+    for k in names:
+        cols[k] = [shared[i][k] for i in ci]
+    if include_dominated:
+        cols["dominated"] = flags
+    return pd.DataFrame(cols).sort_values("tokens_per_s_per_user").reset_index(drop=True)
 
 
 def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] | None = None,
@@ -385,10 +412,11 @@ def frontier(deployments: Any, context_tokens: float, prices: dict[str, float] |
     if not isinstance(on_oom, str) or on_oom not in ("raise", "skip"):
         raise TokenomicsError(f"on_oom must be 'raise' or 'skip', got {on_oom!r}")
     curves, skipped = _gather_curves(deps, specs, context_tokens, on_oom)
-    rows = _vertex_rows(curves) + _crossing_rows(curves) + _end_rows(curves)
+    top = _envelope_curves(curves) if len(curves) > 1 else [0]
+    rows = _vertex_rows(curves) + _crossing_rows(curves, top) + _end_rows(curves)
     priced = device_prices([c.deployment for c in curves], prices, price_basis)
-    df = _frontier_frame(curves, rows, _off_frontier(rows, curves), priced, include_dominated,
-                         context_tokens)
+    off = _off_frontier(rows, [curves[i] for i in top])
+    df = _frontier_frame(curves, rows, off, priced, include_dominated, context_tokens)
     df.attrs["skipped"] = skipped
     df.attrs["price_basis"] = as_price_basis(price_basis).label
     return df

@@ -76,10 +76,11 @@ class Experts:
     top_k: int
     tokens: float
 
-    def cost(self, b: np.ndarray) -> OpCost:
-        """The operator's :class:`OpCost` at micro-batches ``b``."""
+    def cost(self, b: Any) -> OpCost:
+        """The operator's :class:`OpCost` at micro-batches ``b`` (an array, or a float for
+        one point)."""
         d = distinct_experts(self.experts, self.top_k, b * self.tokens)
-        z = np.zeros_like(b)
+        z = 0.0 if isinstance(b, float) else np.zeros_like(b)
         return OpCost("moe_experts", self.flops[0] + self.flops[1] * b,
                       self.per_expert * d, z, self.act[0] + self.act[1] * b)
 

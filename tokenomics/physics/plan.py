@@ -101,7 +101,7 @@ def _expert_work(experts: Any, tokens: float) -> tuple[float, ...]:
     (:func:`~tokenomics.physics.engine.operator_seconds`: the grouped GEMM's efficiency and
     the ranks' load depend on the tokens per expert)."""
     dep, ex = experts
-    op = ex.cost(np.asarray(tokens, float))
+    op = ex.cost(float(tokens))
     tc, tm = operator_seconds(dep, op)
     return float(tc), float(tm), float(op.flops), float(op.bytes)
 
