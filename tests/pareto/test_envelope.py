@@ -178,3 +178,11 @@ def test_crossings_are_where_two_curves_meet():
 def test_frontier_errors():
     with pytest.raises(tk.TokenomicsError, match="deployments must be Deployment"):
         frontier([], 2048)
+
+
+def test_a_kept_speculative_curve_hands_out_a_copy_of_its_option():
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
+    spec = dict(k=4, alpha=0.8, draft_fraction=0.01)
+    c = decode_curve(d, 2048, spec)
+    c.speculation["k"] = 99
+    assert decode_curve(d, 2048, spec).speculation["k"] == 4

@@ -182,3 +182,43 @@ def test_steady_state_errors_are_the_full_paths_after_the_warm_up():
         tk.steady_state(d, 16, 2048, 1, pool="decode")
     with pytest.raises(tk.DoesNotFitError):
         tk.steady_state(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=2), "max", 131_000, 72)
+
+
+def test_a_short_context_model_gets_its_fast_paths_without_probing_past_its_context():
+    # OPT-13B serves 2,048 tokens: the checks must not ask the engine about 4,096 (which it
+    # refuses), and a refused build must not be retried at every call
+    d = tk.Deployment("opt-13b", "h100-sxm")
+    for _ in range(WARM_UP_CALLS + 2):
+        r = tk.steady_state(d, 8, 1000, 100)
+        s = tk.decode(d, 8, 1000)
+    assert r.tpot_s == pytest.approx(float(steady_state_reference(d, 8, 1000, 100).tpot_s),
+                                     rel=1e-12)
+    assert s.time_s == pytest.approx(float(decode_reference(d, 8, 1000).time_s), rel=1e-12)
+    assert "_mixed_plan" in d.__dict__ and "_decode_plan" in d.__dict__
+
+
+def test_a_step_of_no_tokens_still_pays_each_collectives_fixed_overhead():
+    # One output token: the decode-only step has no sequences, but each of its collectives
+    # still costs its fixed software overhead (20 us a call here), as in the engine.
+    import dataclasses
+
+    e = dataclasses.replace(CAL, collective_overhead_s=2e-5, name="test")
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4, efficiency=e)
+    for _ in range(WARM_UP_CALLS + 1):
+        got = tk.steady_state(d, 8, 1000, 1)
+    want = steady_state_reference(d, 8, 1000, 1)
+    assert got.decode_only_tpot_s == pytest.approx(float(want.decode_only_tpot_s), rel=1e-12)
+    assert got.tpot_s == pytest.approx(float(want.tpot_s), rel=1e-12)
+
+
+def test_the_fast_paths_refuse_counts_past_2_to_the_53_as_the_full_paths_do():
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    for _ in range(WARM_UP_CALLS + 1):
+        tk.steady_state(d, 16, 2048, 256)
+        tk.decode(d, 8, 4096)
+        tk.prefill(d, 2048)
+    for call in (lambda: tk.steady_state(d, 2**60, 1000, 100),
+                 lambda: tk.steady_state(d, 16, 1000, 100, chunk_tokens=2**60),
+                 lambda: tk.decode(d, 2**60, 1000), lambda: tk.prefill(d, 1000, 2**60)):
+        with pytest.raises(tk.TokenomicsError, match="2\\*\\*53"):
+            call()

@@ -15,8 +15,10 @@ a straight line in :math:`(x, y)`. So each deployment's curve is a polyline thro
 
 The pieces come from the step's lines (:func:`tokenomics.physics.lines.step_lines`: each
 operator's compute and memory time and each collective's time under each algorithm, read
-from the engine at batches 1 and 2), so a curve costs two engine calls and no grid; its
-vertex times are the lines' (equal to the engine to 1e-12, ``tests/physics/test_lines.py``).
+from the engine at batches 1 and 2), so a dense curve costs two engine calls (four with
+speculation) and no grid; its vertex times are the lines' (equal to the engine to 1e-12,
+``tests/physics/test_lines.py``). An MoE curve adds one engine call over a 48-batch grid and
+one per refinement round, for its experts.
 A deployment keeps its curves (by context and speculation option, read-only), so a frontier
 asked again computes only its envelope.
 
@@ -43,7 +45,7 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -71,7 +73,7 @@ def _step_time(dep: Deployment, B: Any, C: float, T: float = 1.0) -> np.ndarray:
 #: Decode curves kept per deployment, by context and speculation option: a frontier asked
 #: again (another SLO, a plot, a sweep over contexts) reuses them; the oldest go first past
 #: this many.
-_KEPT_CURVES = 64
+_KEPT_CURVES = 16
 
 
 def _moe_kinks(dep: Deployment, lines: StepLines, b_max: float, T: float) -> list[float]:
@@ -309,11 +311,15 @@ def decode_curve(dep: Deployment, context_tokens: float,
     k, E = _spec(speculation)
     kept = dep.__dict__.setdefault("_decode_curves", {})
     key = (C, tuple(sorted((n, float(v)) for n, v in speculation.items())) if k else None)
-    if key not in kept:
-        if len(kept) >= _KEPT_CURVES:
-            kept.pop(next(iter(kept)))
-        kept[key] = _curve(dep, C, speculation, k, E)
-    return kept[key]
+    curve = kept.get(key)
+    if curve is None:
+        curve = _curve(dep, C, speculation, k, E)
+        while len(kept) >= _KEPT_CURVES:
+            kept.pop(next(iter(kept), None), None)
+        kept[key] = curve
+    # the kept curve's arrays are read-only; its speculation option is handed out as a copy
+    return curve if curve.speculation is None else replace(
+        curve, speculation=dict(curve.speculation))
 
 
 def _curve(dep: Deployment, C: float, speculation: dict[str, float] | None, k: int,

@@ -51,9 +51,18 @@ def _with(dep: Deployment, e: Efficiency) -> Deployment:
     if dep.efficiency == e:
         return dep
     kept = dep.__dict__.setdefault("_with_efficiency", {})
-    if e not in kept:
-        kept[e] = dep.with_(efficiency=e)
-    return kept[e]
+    copy = kept.get(e)
+    if copy is None:
+        copy = dep.with_(efficiency=e)
+        while len(kept) >= _KEPT_PRESETS:
+            kept.pop(next(iter(kept), None), None)
+        kept[e] = copy
+    return copy
+
+
+#: Efficiency copies kept per deployment (a calibration loop over many efficiencies keeps
+#: only the latest few).
+_KEPT_PRESETS = 4
 
 
 def efficiency_label(dep: Deployment) -> str:

@@ -15,7 +15,7 @@ then times a scalar point in plain floats; :class:`PrefillPlan` does the same on
 monomials of (batch, new tokens, cached tokens), and :class:`MixedPlan` for the mixed steps
 of continuous batching (:func:`tokenomics.steady_state`). A plan is built once a deployment
 has had :data:`WARM_UP_CALLS` scalar calls, and before it is used it is checked against the
-engine (24, 36 and 80 points); a deployment whose costs are not polynomial, or that fails
+engine (24, 36 and 90 points); a deployment whose costs are not polynomial, or that fails
 the check, gets no plan and takes the full path.
 
 Notes
@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import ALGORITHMS, step_comm
 from tokenomics.physics.engine import (
@@ -87,7 +88,7 @@ class DecodePlan:
         comm = sum(min(a + x * b for a, x in lines) for lines in self.comm)
         m0, m1, m2 = self.memory
         return _assemble(self, work, comm, self.usable_bytes - (m0 + m1 * b + m2 * bc) >= 0,
-                         phase="decode", point=(B, C, 1), tokens=b)
+                         phase="decode", point=(b, float(C), 1.0), tokens=b)
 
 
 def _work(flops: float, bytes_: float, rc: float, rm: float) -> tuple[float, ...]:
@@ -217,7 +218,7 @@ def build_decode_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodeP
 def _reproduces(dep: Deployment, plan: DecodePlan, reference: Callable[..., Any]) -> bool:
     """The plan against the engine at 24 points over batch and context (module notes)."""
     top = max(1, int(dep.model.max_context))
-    C = np.unique(np.array([1, 7, 1000, 4096, top // 2, top])).astype(int)
+    C = np.unique(np.array([c for c in (1, 7, 1000, 4096, top // 2, top) if 1 <= c <= top]))
     B = np.array([1, 2, 3, 17])
     ref = reference(dep, np.repeat(B, C.size), np.tile(C, B.size), on_oom="mark")
     pts = zip(np.repeat(B, C.size), np.tile(C, B.size), strict=True)
@@ -256,8 +257,12 @@ def _kept(dep: Deployment, phase: str, build: Callable[..., Any],
     d[f"_{phase}_calls"] = calls
     if calls <= WARM_UP_CALLS:
         return None
-    d[key] = build(dep, reference)
-    return d[key]
+    try:
+        plan = build(dep, reference)
+    except TokenomicsError:       # a probe the deployment refuses: no plan, and no retry
+        plan = None
+    d[key] = plan
+    return plan
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,7 +324,8 @@ class PrefillPlan:
         comm = sum(min(a + xb * b + xn * bt for a, xb, xn in lines) for lines in self.comm)
         total = poly(self.memory)
         return _assemble(self, work, comm, self.usable_bytes - total >= 0,
-                         phase="midfill" if c > 0 else "prefill", point=(B, P, T), tokens=bt)
+                         phase="midfill" if c > 0 else "prefill",
+                         point=(b, float(P), float(T)), tokens=bt)
 
 
 def _prefill_lines(dep: Deployment) -> tuple[tuple[tuple[float, float, float], ...], ...]:
@@ -396,7 +402,7 @@ def _other_bytes(op: Any) -> Any:
 
 @dataclass(frozen=True)
 class MixedPlan:
-    """Coefficients of one dense deployment's mixed step (continuous batching, ``pp`` 1).
+    """Coefficients of one deployment's mixed step (continuous batching, ``pp`` 1).
 
     Per operator, as :func:`~tokenomics.physics.operators.mixed_costs` composes a step, its
     compute and memory times are linear on the monomials
@@ -406,7 +412,8 @@ class MixedPlan:
     the prefill plan's monomials, the weights read once for the step's :math:`n = D + bT`
     tokens (``fc``, ``qc``: seconds per monomial, the rates folded in). Each collective's
     time under each algorithm is affine in :math:`n` and in the rows whose logits are
-    gathered, :math:`L = D + b` (nothing when :math:`n = 0`), and the step takes each
+    gathered, :math:`L = D + b` (only the calls' fixed overheads when :math:`n = 0`), and
+    the step takes each
     collective's fastest (``lines``, grouped by ``starts``). ``budget`` is
     :func:`~tokenomics.physics.memory.max_batch`'s: room and bytes per sequence, affine in
     its length.
@@ -421,6 +428,7 @@ class MixedPlan:
     overhead_s: float
     budget: tuple[float, float, float]  # room, per sequence k0 + k1 x tokens [B]
     experts: Any = None                 # a mixture of experts' routed experts, or None
+    idle_comm_s: float = 0.0            # the collectives' fixed overheads of a step of no tokens
 
     def times(self, D: Any, C: Any, T: Any, c: Any, b: Any) -> np.ndarray:
         """Step times of ``D`` decodes at ``C`` beside ``b`` chunks of ``T`` tokens on ``c``
@@ -467,8 +475,8 @@ class MixedPlan:
             return roof + self.overhead_s
         # each collective's fastest algorithm, then their sum; no tokens, no messages
         comm = np.minimum.reduceat(r[2 * k:], self.starts, axis=0).sum(axis=0)
-        if min(n) <= 0:
-            comm = comm * (np.asarray(n) > 0)
+        if min(n) <= 0:                          # no tokens: only the calls' fixed overhead
+            comm = np.where(np.asarray(n) > 0, comm, self.idle_comm_s)
         if self.comm_overlap == 0.0:
             return roof + comm + self.overhead_s
         return roof + comm - np.minimum(self.comm_overlap * comm, roof) + self.overhead_s
@@ -522,6 +530,13 @@ def _mixed_lines(dep: Deployment) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
+def _idle_comm(dep: Deployment) -> float:
+    """The collectives' time in a step of no tokens: each call's fixed overhead [s]."""
+    alg = "each" if dep.allreduce_algorithm == "auto" else None
+    cols = step_comm(dep, 1.0, 0.0, 0.0, "prefill", algorithm=alg)
+    return float(sum(np.min(np.atleast_1d(np.asarray(c.time_s, float))) for c in cols))
+
+
 def build_mixed_plan(dep: Deployment, reference: Callable[..., Any]) -> MixedPlan | None:
     """The deployment's :class:`MixedPlan`, or None when it has none (as
     :func:`build_decode_plan`) or the plan does not reproduce ``reference``
@@ -539,7 +554,7 @@ def build_mixed_plan(dep: Deployment, reference: Callable[..., Any]) -> MixedPla
                          overlap=float(dep.efficiency.overlap),
                          comm_overlap=float(dep.comm_overlap), overhead_s=float(overhead_s(dep)),
                          budget=(float(room), float(per_seq[0]) - k1 * _C1, k1),
-                         experts=_experts(dep))
+                         experts=_experts(dep), idle_comm_s=_idle_comm(dep))
     except (ValueError, ArithmeticError):
         return None
     return plan if _mixed_reproduces(dep, plan, reference) else None
@@ -551,21 +566,21 @@ def _lines_at_one_two(values: Any) -> tuple[float, float]:
 
 
 def _mixed_reproduces(dep: Deployment, plan: MixedPlan, reference: Callable[..., Any]) -> bool:
-    """The plan against the engine: step times at 80 mixed steps (fractional decodes and
-    chunks, no prefill, no decodes, long prompts on long caches) and the batch limit at six
-    lengths."""
+    """The plan against the engine: step times at 90 mixed steps (fractional decodes and
+    chunks, no prefill, no decodes, neither, long prompts on long caches) and the batch
+    limit at up to six lengths."""
     top = float(max(2, int(dep.model.max_context)))
     chunks = [(1.0, 0.0, 0.0), (1.0, 0.0, 1.0), (512.0, 0.0, 0.5), (2048.0, 1024.0, 1.0),
               (8192.0, 0.0, 3.25), (top // 2, top // 4, 1.0)]
     pts = [(D, C, T, c, b) for D in (0.0, 1.0, 3.5, 63.5, 1000.0)
-           for C in (1.0, 2048.0, top) for T, c, b in chunks if D + b > 0]
+           for C in (1.0, 2048.0, top) for T, c, b in chunks]
     D, C, T, c, b = (np.array(v) for v in zip(*pts, strict=True))
     want = np.asarray(reference(dep, D, C, T, c, b), float)
     one = plan.times_at(pts[::7])               # the floats form the scalar fast path takes
     if not (np.allclose(plan.times(D, C, T, c, b), want, rtol=_RTOL, atol=0)
             and np.allclose(one, want[::7], rtol=_RTOL, atol=0)):
         return False
-    for tokens in (1.0, 7.0, 1000.0, 4096.0, top // 2, top):
+    for tokens in sorted({t for t in (1.0, 7.0, 1000.0, 4096.0, top // 2, top) if t <= top}):
         got = plan.max_batch(tokens)
         if got is not None and got != int(max_batch(dep, tokens)):
             return False

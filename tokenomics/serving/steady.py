@@ -292,7 +292,9 @@ def _scalar(dep: Any, concurrency: Any, inp: Any, out: Any, c: Any, s: Any,
             and (type(concurrency) is whole
                  or (type(concurrency) is str and concurrency == "max"))
             and type(pool) is str and pool in ("colocated", "decode") and dep.pp == 1
-            and inp >= 1 and out >= 1 and 0 <= c < inp and (s is None or s >= 1)
+            and 1 <= inp <= V.MAX_COUNT and 1 <= out <= V.MAX_COUNT and 0 <= c < inp
+            and (s is None or 1 <= s <= V.MAX_COUNT)
+            and (type(concurrency) is str or concurrency <= V.MAX_COUNT)
             and (pool == "colocated" or out >= 2)
             and (inp + out <= dep.model.max_context or dep.allow_beyond_max_context)):
         return None
