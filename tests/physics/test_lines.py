@@ -89,3 +89,11 @@ def test_a_deployment_pickles_without_what_its_fast_paths_keep():
     assert e == d and not [k for k in e.__dict__ if k.startswith("_")]
     assert tk.decode(e, 8, 4096).time_s == tk.decode(d, 8, 4096).time_s
     assert dict(e.hardware.peak_flop_per_s) == dict(d.hardware.peak_flop_per_s)
+
+
+@pytest.mark.parametrize("ctx, T, match", [(-5, 1, "context_tokens"),
+                                           (float("nan"), 1, "context_tokens"),
+                                           ("x", 1, "context_tokens"), (4096, 0, ">= 1")])
+def test_step_lines_refuses_what_is_not_a_context_or_a_token_count(ctx, T, match):
+    with pytest.raises(tk.TokenomicsError, match=match):
+        step_lines(DEPLOYMENTS[0], ctx, T)

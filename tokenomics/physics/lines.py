@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from tokenomics.core import checks as V
+from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.engine import operator_times, overhead_s
@@ -192,7 +194,17 @@ def crossing_batch(a0: float, a1: float, b0: float, b1: float) -> float | None:
 def step_lines(dep: Deployment, context_tokens: float, tokens: float = 1.0) -> StepLines:
     """The decode step of ``dep`` at ``context_tokens`` [token], ``tokens`` new tokens per
     sequence, as :class:`StepLines`: read from the engine at micro-batches 1 and 2 (one
-    operator call, one call for every algorithm's collectives)."""
+    operator call, one call for every algorithm's collectives).
+
+    Raises
+    ------
+    TokenomicsError
+        For a context below 0 or tokens per sequence below 1 (or not finite numbers).
+    """
+    context_tokens = V.single_amount(context_tokens, "context_tokens", "token")
+    tokens = V.single_amount(tokens, "tokens", "token")
+    if tokens < 1:
+        raise TokenomicsError(f"tokens per sequence must be >= 1, got {tokens:g}")
     costs = step_costs(dep, _B12, tokens, context_tokens, tokens)
     times = operator_times(dep, costs)
     tc, tm, experts = [], [], None
