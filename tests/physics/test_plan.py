@@ -222,3 +222,16 @@ def test_the_fast_paths_refuse_counts_past_2_to_the_53_as_the_full_paths_do():
                  lambda: tk.decode(d, 2**60, 1000), lambda: tk.prefill(d, 1000, 2**60)):
         with pytest.raises(tk.TokenomicsError, match="2\\*\\*53"):
             call()
+
+
+def test_the_fast_paths_guards_take_no_array_for_an_option():
+    # on_oom, microbatches, pool given as arrays reach the full path and its own error,
+    # not numpy's "truth value of an array is ambiguous" from the fast path's guard
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    empty = np.array([], float)
+    for call in (lambda: tk.decode(d, 8, 4096, on_oom=empty),
+                 lambda: tk.prefill(d, 2048, on_oom=empty),
+                 lambda: tk.prefill(d, 2048, microbatches=np.array([1, 2])),
+                 lambda: tk.steady_state(d, 16, 2048, 256, pool=np.array(["decode"]))):
+        with pytest.raises(tk.TokenomicsError):
+            call()

@@ -110,7 +110,7 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     """
     if (type(batch) is int and type(context_tokens) is int and type(new_tokens) is int
             and new_tokens == 1 and 1 <= batch <= V.MAX_COUNT
-            and 1 <= context_tokens <= V.MAX_COUNT
+            and 1 <= context_tokens <= V.MAX_COUNT and type(on_oom) is str
             and on_oom in ("raise", "mark") and isinstance(dep, Deployment)
             and (context_tokens <= dep.model.max_context or dep.allow_beyond_max_context)):
         plan = decode_plan(dep, decode_reference)   # the scalar fast path (physics/plan.py)
@@ -185,9 +185,9 @@ def prefill(dep: Deployment, prompt_tokens: Any, batch: Any = 1, cached_tokens: 
     'compute'
     """
     if (type(prompt_tokens) is int and type(batch) is int and type(cached_tokens) is int
-            and microbatches == 1 and type(microbatches) is int and 1 <= batch <= V.MAX_COUNT
-            and 0 <= cached_tokens < prompt_tokens <= V.MAX_COUNT and on_oom in ("raise", "mark")
-            and isinstance(dep, Deployment)
+            and type(microbatches) is int and microbatches == 1 and 1 <= batch <= V.MAX_COUNT
+            and 0 <= cached_tokens < prompt_tokens <= V.MAX_COUNT and type(on_oom) is str
+            and on_oom in ("raise", "mark") and isinstance(dep, Deployment)
             and (prompt_tokens <= dep.model.max_context or dep.allow_beyond_max_context)):
         plan = prefill_plan(dep, prefill_reference)   # the scalar fast path (physics/plan.py)
         if plan is not None:
