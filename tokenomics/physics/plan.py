@@ -39,7 +39,7 @@ import numpy as np
 
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
-from tokenomics.physics.collectives import ALGORITHMS, step_comm
+from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.engine import (
     StepResult,
     compute_scale,
@@ -183,15 +183,24 @@ def _rates(dep: Deployment, costs: list[Any], times: Any) -> list[tuple[float, f
     return out
 
 
+def _times_by_algorithm(dep: Deployment, batch: Any, new: Any, logits: Any,
+                        phase: str) -> list[np.ndarray]:
+    """Per collective, (algorithms it may take, probe points): its time under each, from
+    one :func:`~tokenomics.physics.collectives.step_comm` call (``algorithm="each"``)."""
+    alg = "each" if dep.allreduce_algorithm == "auto" else None
+    k = np.broadcast(np.asarray(batch), np.asarray(new), np.asarray(logits)).size
+    out = []
+    for col in step_comm(dep, batch, new, logits, phase, algorithm=alg):
+        t = np.asarray(col.time_s, float)
+        out.append(t.reshape(-1, k) if t.ndim > 1 else np.broadcast_to(t, (k,))[None, :])
+    return out
+
+
 def _comm_lines(dep: Deployment) -> tuple[tuple[tuple[float, float], ...], ...]:
-    algs = ALGORITHMS if dep.allreduce_algorithm == "auto" else (dep.allreduce_algorithm,)
-    lines: dict[str, list[tuple[float, float]]] = {}
-    for a in algs:
-        d = dep if a == dep.allreduce_algorithm else dep.with_(allreduce_algorithm=a)
-        for c in step_comm(d, np.array([1.0, 2.0]), 1.0, 1.0, "decode"):
-            t1, t2 = np.broadcast_to(np.asarray(c.time_s, float), (2,))
-            lines.setdefault(c.name, []).append((2 * t1 - t2, t2 - t1))
-    return tuple(tuple(v) for v in lines.values())
+    """Per collective, its (alpha, per sequence) line under each algorithm it may take."""
+    return tuple(tuple((float(2 * t1 - t2), float(t2 - t1)) for t1, t2 in rows)
+                 for rows in _times_by_algorithm(dep, np.array([1.0, 2.0]), 1.0, 1.0,
+                                                 "decode"))
 
 
 def build_decode_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodePlan | None:
@@ -329,17 +338,17 @@ class PrefillPlan:
 
 
 def _prefill_lines(dep: Deployment) -> tuple[tuple[tuple[float, float, float], ...], ...]:
-    algs = ALGORITHMS if dep.allreduce_algorithm == "auto" else (dep.allreduce_algorithm,)
+    """Per collective, its (alpha, per sequence, per token) line under each algorithm: a
+    message per token grows with BT, the logits' with B."""
     B, T = np.array([1.0, 2.0, 1.0]), np.array([1.0, 1.0, 2.0])
-    lines: dict[str, list[tuple[float, float, float]]] = {}
-    for a in algs:
-        d = dep if a == dep.allreduce_algorithm else dep.with_(allreduce_algorithm=a)
-        for col in step_comm(d, B, T, 1.0, "prefill"):
-            t11, t21, t12 = np.broadcast_to(np.asarray(col.time_s, float), (3,))
-            per_bt = t12 - t11                      # message per token: grows with BT
-            per_b = t21 - t12                       # message per sequence (logits)
-            lines.setdefault(col.name, []).append((t11 - per_bt - per_b, per_b, per_bt))
-    return tuple(tuple(v) for v in lines.values())
+    out = []
+    for rows in _times_by_algorithm(dep, B, T, 1.0, "prefill"):
+        lines = []
+        for t11, t21, t12 in rows:
+            per_bt, per_b = t12 - t11, t21 - t12
+            lines.append((float(t11 - per_bt - per_b), float(per_b), float(per_bt)))
+        out.append(tuple(lines))
+    return tuple(out)
 
 
 def build_prefill_plan(dep: Deployment, reference: Callable[..., Any]) -> PrefillPlan | None:
@@ -517,13 +526,10 @@ def _mixed_coefficients(dep: Deployment) -> tuple[np.ndarray, np.ndarray]:
 
 def _mixed_lines(dep: Deployment) -> tuple[np.ndarray, ...]:
     """Each collective's (alpha, per token, per logits row) under each algorithm the
-    deployment may pick, from one call at (n, L) = (1, 1), (2, 1), (1, 2)."""
-    alg = "each" if dep.allreduce_algorithm == "auto" else None
-    n, L = np.array([1.0, 2.0, 1.0]), np.array([1.0, 1.0, 2.0])
+    deployment may pick, from its times at (n, L) = (1, 1), (2, 1), (1, 2)."""
     out = []
-    for col in step_comm(dep, 1.0, n, L, "prefill", algorithm=alg):
-        t = np.asarray(col.time_s, float)
-        rows = t.reshape(-1, 3) if t.ndim > 1 else np.broadcast_to(t, (3,))[None, :]
+    for rows in _times_by_algorithm(dep, 1.0, np.array([1.0, 2.0, 1.0]),
+                                    np.array([1.0, 1.0, 2.0]), "prefill"):
         out.append(np.column_stack([rows[:, 0] - (rows[:, 1] - rows[:, 0])
                                     - (rows[:, 2] - rows[:, 0]),
                                     rows[:, 1] - rows[:, 0], rows[:, 2] - rows[:, 0]]))
