@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import tokenomics as tk
 from tokenomics.pareto.curves import _step_time
 from tokenomics.physics.collectives import ALGORITHMS, step_comm
-from tokenomics.physics.lines import crossing_batch, step_lines
+from tokenomics.physics.lines import crossing_batch, step_lines, two_point_line
 
 CAL = tk.efficiency_presets()["calibrated"]
 # Dense, windowed, pipelined, MoE (with and without expert parallelism), MLA, calibrated
@@ -97,3 +97,9 @@ def test_a_deployment_pickles_without_what_its_fast_paths_keep():
 def test_step_lines_refuses_what_is_not_a_context_or_a_token_count(ctx, T, match):
     with pytest.raises(tk.TokenomicsError, match=match):
         step_lines(DEPLOYMENTS[0], ctx, T)
+
+
+def test_two_point_line_by_hand():
+    # through (1, 3) and (2, 5): slope 2, intercept 1; a constant is a flat line
+    assert two_point_line([3.0, 5.0]) == (1.0, 2.0)
+    assert two_point_line(4.0) == (4.0, 0.0)

@@ -134,6 +134,7 @@ _EXPORTS = {
     "crossing_batch": ".lines",
     "step_lines": ".lines",
     "experts_of": ".lines",
+    "two_point_line": ".lines",
 }
 _MODULES = ('collectives', 'engine', 'formulas', 'kv', 'lines', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
 

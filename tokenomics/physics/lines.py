@@ -47,8 +47,10 @@ from tokenomics.physics.operators import OpCost, step_costs
 _B12 = np.array([1.0, 2.0])
 
 
-def _line(v: Any) -> tuple[float, float]:
-    """(a, x) of a + x b from its values at b = 1 and 2."""
+def two_point_line(v: Any) -> tuple[float, float]:
+    """(a, x) of the line :math:`a + x b` through its values :math:`v_1, v_2` at
+    :math:`b = 1, 2`: :math:`x = v_2 - v_1`, :math:`a = 2 v_1 - v_2` (``v`` broadcast to
+    two values)."""
     a = _lines([v])[0]
     return float(a[0]), float(a[1])
 
@@ -171,7 +173,7 @@ def experts_of(dep: Deployment, op: OpCost, tokens: float) -> Experts:
     assert m is not None
     P = dep.physical_experts
     w1 = float(np.ravel(op.weight_bytes)[0])
-    return Experts(flops=_line(op.flops), act=_line(op.act_bytes),
+    return Experts(flops=two_point_line(op.flops), act=two_point_line(op.act_bytes),
                    per_expert=w1 / float(distinct_experts(P, m.top_k, tokens)),
                    experts=P, top_k=m.top_k, tokens=float(tokens))
 

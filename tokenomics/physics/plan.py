@@ -47,7 +47,7 @@ from tokenomics.physics.engine import (
     operator_times,
     overhead_s,
 )
-from tokenomics.physics.lines import experts_of
+from tokenomics.physics.lines import experts_of, two_point_line
 from tokenomics.physics.memory import batch_budget, max_batch, memory_fit
 from tokenomics.physics.operators import mixed_costs, step_costs
 
@@ -198,7 +198,7 @@ def _times_by_algorithm(dep: Deployment, batch: Any, new: Any, logits: Any,
 
 def _comm_lines(dep: Deployment) -> tuple[tuple[tuple[float, float], ...], ...]:
     """Per collective, its (alpha, per sequence) line under each algorithm it may take."""
-    return tuple(tuple((float(2 * t1 - t2), float(t2 - t1)) for t1, t2 in rows)
+    return tuple(tuple(two_point_line(r) for r in rows)
                  for rows in _times_by_algorithm(dep, np.array([1.0, 2.0]), 1.0, 1.0,
                                                  "decode"))
 
@@ -515,7 +515,7 @@ def _mixed_coefficients(dep: Deployment) -> tuple[np.ndarray, np.ndarray]:
         fa, fx, fy = _decode_part(d.flops)
         qa, qx, qy = _decode_part(_other_bytes(d))
         f, q = _fit(p.flops), _fit(_other_bytes(p))
-        w0, w1 = _lines_at_one_two(wt.weight_bytes)     # weights of n = D + bT tokens
+        w0, w1 = two_point_line(wt.weight_bytes)     # weights of n = D + bT tokens
         F = (fa + f[0], fx, fy, f[1], f[2], f[3], f[4], f[5])
         Q = (qa + q[0] + w0, qx + w1, qy, q[1], q[2] + w1, q[3], q[4], q[5])
         if any(F) or any(Q):
@@ -564,11 +564,6 @@ def build_mixed_plan(dep: Deployment, reference: Callable[..., Any]) -> MixedPla
     except (ValueError, ArithmeticError):
         return None
     return plan if _mixed_reproduces(dep, plan, reference) else None
-
-
-def _lines_at_one_two(values: Any) -> tuple[float, float]:
-    v1, v2 = np.broadcast_to(np.asarray(values, float), (2,))
-    return float(2 * v1 - v2), float(v2 - v1)
 
 
 def _mixed_reproduces(dep: Deployment, plan: MixedPlan, reference: Callable[..., Any]) -> bool:

@@ -258,10 +258,7 @@ def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
     new = inp - c
     k = np.ones_like(new) if s is None else np.ceil(new / s)
     B, inp, out, c, new, k = np.broadcast_arrays(B, inp, out, c, new, k)
-    ctx = inp + out / 2.0
-    a = B / out
-    dec = B - a                     # the a sequences admitted this step emit from prefill
-    chunk, chunk_c = new / k, c + new * (k - 1) / (2 * k)
+    ctx, a, dec, chunk, chunk_c = _shares(B, inp, out, c, k)
     # the mixed step, the step with the request's own chunk, the decode-only step: one call
     # over the three stacked (one pass of the engine's Python instead of three)
     z = np.zeros_like(chunk)
@@ -279,6 +276,15 @@ def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
         requests_per_s=S(a / t), request_latency_s=S(out * t),
         tokens_per_s_per_user=S(1.0 / t), fits=bool(fits) if np.ndim(fits) == 0 else fits,
         efficiency=dep.efficiency.label)
+
+
+def _shares(B: Any, inp: Any, out: Any, c: Any, k: Any) -> tuple[Any, ...]:
+    """(mean context, arrivals a step, decodes a step, tokens a chunk, cached under a
+    chunk) of :func:`steady_state`'s mixed step (its notes), for floats or arrays."""
+    new = inp - c
+    a = B / out
+    # the a sequences admitted this step emit from prefill
+    return inp + out / 2.0, a, B - a, new / k, c + new * (k - 1) / (2 * k)
 
 
 def _scalar(dep: Any, concurrency: Any, inp: Any, out: Any, c: Any, s: Any,
@@ -315,9 +321,7 @@ def _scalar(dep: Any, concurrency: Any, inp: Any, out: Any, c: Any, s: Any,
                       B <= limit)
     new = float(inp - c)
     k = 1.0 if s is None else float(math.ceil(new / s))
-    a = B / out
-    dec = B - a
-    chunk, chunk_c = new / k, c + new * (k - 1) / (2 * k)
+    ctx, a, dec, chunk, chunk_c = _shares(B, inp, out, c, k)
     # the mixed step, the step with the request's own chunk, the decode-only step, together
     t, t_own, t0 = plan.times_at([(dec, ctx, chunk, chunk_c, a * k),
                                   (dec, ctx, chunk, chunk_c, max(a * k, 1.0)),
