@@ -191,7 +191,13 @@ def test_S26_groq_llama_70b_tokens_per_user():
                       usable_memory_fraction=1.0)
     assert math.ceil(141.107e9 / 230e6) == 614
     assert tk.weight_bytes_per_device(w) * 640 == pytest.approx(141.107e9, rel=1e-4)
-    r = tk.decode(w, 1, 1024)
+    # One sequence at a time: each layer's all-reduce and each stage's send wait on the
+    # compute before them (nothing else to overlap with), so the figure to set beside the
+    # source runs the collectives after the kernels (collective_overlap 0); the bound hides
+    # them (max, not sum) and lies above it.
+    serial = tk.Efficiency(collective_overlap=0.0)
+    r = tk.decode(w.with_(efficiency=serial), 1, 1024)
+    assert tk.decode(w, 1, 1024).tokens_per_s_per_user > 2100
     # Memory: weights read per token (all but the 2.10 GB embedding table, a gather) plus the
     # KV (1,024 x 327,680 B = 0.336 GB) over 8 chips x 80 TB/s = (139.0 + 0.34) GB / 640 TB/s.
     assert r.memory_time_s == pytest.approx((141.107e9 - 2.101e9 + 0.3355e9) / 640e12, rel=0.01)
@@ -211,7 +217,7 @@ def test_S26_groq_llama_70b_tokens_per_user():
     f8 = tk.Deployment("llama-3.1-70b", "groq-lpu", tp=8, pp=40, weight_dtype="fp8",
                        act_dtype="fp16", usable_memory_fraction=1.0)
     assert math.ceil(tk.weight_bytes_per_device(f8) * 320 / 230e6) == 316
-    b8 = tk.decode(f8, 1, 1024).tokens_per_s_per_user
+    b8 = tk.decode(f8.with_(efficiency=serial), 1, 1024).tokens_per_s_per_user
     cal = tk.decode(f8.with_(efficiency=tk.efficiency_presets()["calibrated"]), 1, 1024)
     assert b8 > 2100 and cal.tokens_per_s_per_user < 1600
     e = tk.efficiency_presets()["calibrated"]

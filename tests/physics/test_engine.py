@@ -43,7 +43,8 @@ def test_operator_times_by_hand(l70):
 
 
 def test_step_time_is_roofline_plus_exposed_comm_plus_overhead(l70):
-    eff = tk.Efficiency(step_overhead_s=100e-6, layer_overhead_s=2e-6)
+    # an engine that runs its collectives after the kernels (collective_overlap 0)
+    eff = tk.Efficiency(step_overhead_s=100e-6, layer_overhead_s=2e-6, collective_overlap=0.0)
     d = l70.with_(efficiency=eff)
     # Fixed time: 100 us per step + 80 layers x 2 us.
     assert overhead_s(d) == pytest.approx(100e-6 + 80 * 2e-6)
@@ -60,8 +61,29 @@ def test_step_time_is_roofline_plus_exposed_comm_plus_overhead(l70):
     assert r.time_s == pytest.approx(r.roofline_s + r.comm_time_s + r.overhead_s, rel=1e-12)
 
 
+def test_the_bound_hides_every_collective_behind_the_roofline(l70):
+    # The roofline preset's step is max(roofline, collectives): what no implementation of
+    # the same work and the same wire bytes can beat (issue 24).
+    costs = step_costs(l70, 8.0, 1.0, 4096.0, 1.0)
+    roof = float(operator_times(l70, costs).roofline_s)
+    comm = float(sum(c.time_s for c in step_comm(l70, 8.0, 1.0, 1.0, "decode")))
+    assert l70.comm_hidden_share == 1.0
+    assert step_seconds(l70, costs, 8.0, 1.0, 1.0, "decode") == pytest.approx(
+        max(roof, comm), rel=1e-12)
+    r = tk.decode(l70, 8, 4096)
+    assert r.comm_time_s == 0.0 and r.collective_time_s == pytest.approx(comm, rel=1e-12)
+
+
+def test_layout_and_engine_overlaps_combine(l70):
+    # omega = 1 - (1 - layout)(1 - engine): a two-batch overlap of 0.5 under an engine that
+    # hides 0.2 of what is left hides 0.6.
+    d = l70.with_(comm_overlap=0.5, efficiency=tk.Efficiency(collective_overlap=0.2))
+    assert d.comm_hidden_share == pytest.approx(0.6, rel=1e-12)
+
+
 def test_full_overlap_hides_at_most_the_roofline_time(l70):
-    d = l70.with_(comm_overlap=1.0)
+    serial = tk.Efficiency(collective_overlap=0.0)
+    d = l70.with_(comm_overlap=1.0, efficiency=serial)
     total = sum(c.time_s for c in step_comm(d, 8.0, 1.0, 1.0, "decode"))
     # Exposed = total - min(total, roofline): all of it with no compute to hide behind,
     # half of it behind half as much compute, none behind more compute than communication.
@@ -69,7 +91,7 @@ def test_full_overlap_hides_at_most_the_roofline_time(l70):
     assert exposed_comm_s(d, total / 2, 8.0, 1.0, 1.0, "decode") == pytest.approx(total / 2)
     assert exposed_comm_s(d, 2 * total, 8.0, 1.0, 1.0, "decode") == pytest.approx(0.0)
     # Half overlap behind ample compute leaves half exposed.
-    half = l70.with_(comm_overlap=0.5)
+    half = l70.with_(comm_overlap=0.5, efficiency=serial)
     assert exposed_comm_s(half, 1.0, 8.0, 1.0, 1.0, "decode") == pytest.approx(total / 2)
 
 

@@ -116,7 +116,7 @@ def test_pipeline_parallel_rereads_weights_per_microbatch():
     ref = tk.decode(half, 16, 4096, on_oom="mark")
     assert r.roofline_s == pytest.approx(ref.roofline_s, rel=1e-12)
     # plus the stage-to-stage sends: 2 per cycle of 16 x 8192 x 2 B over NVLink (450 GB/s).
-    assert r.comm_time_s == pytest.approx(2 * (0.6e-6 + 16 * 8192 * 2 / 450e9), rel=1e-9)
+    assert r.collective_time_s == pytest.approx(2 * (0.6e-6 + 16 * 8192 * 2 / 450e9), rel=1e-9)
 
 
 def test_prefill_batch_and_ttft_aliases():

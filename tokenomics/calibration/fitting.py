@@ -84,7 +84,8 @@ UNEXPRESSED: tuple[tuple[str, str], ...] = ()
 
 
 def _efficiency(theta: Any, name: str = "") -> Efficiency:
-    return Efficiency(**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)}, name=name)
+    return Efficiency(**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)},
+                      collective_overlap=0.0, name=name)
 
 
 def _full(free: np.ndarray) -> np.ndarray:

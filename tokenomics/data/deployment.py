@@ -171,6 +171,13 @@ class Deployment:
         self._check_memory_budget()
         self._check_compute_format()
 
+    @property
+    def comm_hidden_share(self) -> float:
+        r"""Share of the step's collective time hidden behind its roofline time, [0, 1]:
+        :math:`1 - (1 - \omega_\mathrm{layout})(1 - \omega_\mathrm{eff})` from the layout's
+        ``comm_overlap`` and the efficiency's ``collective_overlap`` (1 at the bound)."""
+        return 1.0 - (1.0 - self.comm_overlap) * (1.0 - self.efficiency.collective_overlap)
+
     def _resolve_catalog_ids(self) -> None:
         """Replace a model or hardware given as a catalog id by its catalog entry."""
         if not isinstance(self.model, Model):    # an id; anything else: the lookup's error

@@ -596,6 +596,16 @@ class Efficiency:
         experts' FLOPs and activation bytes are multiplied by :math:`1 + \iota` (their
         weight bytes are not: every rank reads its own experts). Real routers are not
         uniform (DeepSeek's EPLB exists to even out hot experts). Default 0.
+    collective_overlap : float
+        Fraction of the step's collective time the engine hides behind its compute and
+        memory time (communication on its own streams, overlapped kernels), [0, 1]. It
+        combines with the layout's published overlap (the deployment's ``comm_overlap``, e.g.
+        a two-batch overlap) into the hidden share
+        :math:`\omega = 1 - (1 - \omega_\mathrm{layout})(1 - \omega_\mathrm{eff})`, of which
+        at most the roofline time is hidden. 1 (default) is the bound's: a step takes
+        :math:`\max(t_\mathrm{roof}, t_\mathrm{comm})`, what no implementation can beat;
+        0 runs the collectives after the kernels, as most engines do without a published
+        overlap scheme.
     name : str
         The preset's name (``"calibrated"`` for the committed fit); not compared. Every
         result carries :attr:`label` so that a table says what produced it.
@@ -622,6 +632,7 @@ class Efficiency:
     request_overhead_s: float = 0.0
     fp4_mfu_scale: float = 1.0
     expert_imbalance: float = 0.0
+    collective_overlap: float = 1.0
     name: str = field(default="", compare=False)
 
     @property
@@ -650,6 +661,10 @@ class Efficiency:
         if not (0.0 <= self.overlap <= 1.0):
             raise TokenomicsError(f"efficiency overlap must be in [0, 1] (1: the roofline's "
                                   f"perfect overlap), got {self.overlap!r}")
+        if not (0.0 <= self.collective_overlap <= 1.0):
+            raise TokenomicsError(f"efficiency collective_overlap must be in [0, 1] (1: the "
+                                  f"bound hides every collective behind compute), got "
+                                  f"{self.collective_overlap!r}")
         if not (0.0 < self.attention_mfu_scale and self.mfu * self.attention_mfu_scale <= 1.0):
             raise TokenomicsError(
                 f"efficiency attention_mfu_scale must be > 0 with mfu x attention_mfu_scale "

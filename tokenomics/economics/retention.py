@@ -482,9 +482,9 @@ class RetentionPolicy:
         >>> p = retention_policy(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8), 119_000)
         >>> o = p.occupancy(100 / 22_500)           # ~100 sessions on the replica
         >>> round(o.sessions_in_hbm, 2), round(o.sessions_in_tier, 1)   # in HBM, in DRAM
-        (1.63, 15.5)
+        (1.63, 12.5)
         >>> round(o.tier_fraction, 2)             # of the 8 GPUs' 2 TB of host DRAM
-        0.3
+        0.24
         """
         lam = V.non_negative(idle_gaps_per_s, "idle_gaps_per_s", "1/s")
         e1 = float(self.gap.expected_min(self.t1_s))
@@ -720,10 +720,10 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
     >>> p = retention_policy(d, 119_000)                  # stated default: $1.00 per miss
     >>> round(p.miss_usd, 2), round(p.t1_s / 60, 1), round(p.t2_s / 3600, 1)
-    (1.0, 7.5, 3.2)
+    (1.0, 7.5, 2.3)
     >>> q = retention_policy(d, 119_000, miss_usd=0)     # GPU time only: offload at once
     >>> q.t1_s, round(q.t2_s / 3600, 1)
-    (0.0, 3.2)
+    (0.0, 2.3)
     >>> retention_policy(d, 119_000, prices=RetentionPrices(miss_usd=0)).t1_s
     0.0
     """

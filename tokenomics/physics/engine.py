@@ -13,9 +13,10 @@ sharded over ``tp`` devices, with :math:`P` the dense peak of the compute format
 :math:`\\beta` the memory bandwidth times MBU:
 
 .. math::
-   t = \\sum_{o} \\left[\\max(t_{c,o}, t_{m,o}) + (1 - v)\\min(t_{c,o}, t_{m,o})\\right]
-       + \\max(0,\\; t_\\mathrm{comm} - \\min(\\omega\\, t_\\mathrm{comm}, t_\\mathrm{roof}))
-       + t_\\mathrm{step} + L\\,t_\\mathrm{layer}
+   t = t_\\mathrm{roof} + t_\\mathrm{comm} - \\min(\\omega\\, t_\\mathrm{comm}, t_\\mathrm{roof})
+       + t_\\mathrm{step} + L\\,t_\\mathrm{layer},\\qquad
+   t_\\mathrm{roof} = \\sum_{o} \\left[\\max(t_{c,o}, t_{m,o})
+       + (1 - v)\\min(t_{c,o}, t_{m,o})\\right]
 
 where :math:`t_{c,o} = F_o / (tp\\,P_o\\,s_o)`, :math:`P_o` the peak of the compute format
 (attention: of :attr:`~tokenomics.Deployment.attention_dtype`, the wider of the compute and
@@ -24,9 +25,20 @@ KV formats) times MFU and :math:`t_{m,o} = Q_o / (tp\\,\\beta)`,
 small grouped expert GEMMs run below the GEMMs' fraction) and :math:`v` the efficiency's
 ``overlap`` (1 at the roofline: the sum of per-operator maxima), with
 :math:`t_\\mathrm{comm}` the step's collectives (:func:`tokenomics.physics.collectives.step_comm`),
-:math:`\\omega` the deployment's ``comm_overlap`` (at most the roofline time can hide it) and
-the efficiency model's step and per-layer overheads. The single maximum over totals,
-:math:`\\max(\\sum F / P, \\sum Q / \\beta)`, is the perfect-overlap lower bound.
+:math:`\\omega` the hidden share of communication
+(:attr:`~tokenomics.Deployment.comm_hidden_share`: the layout's ``comm_overlap`` and the
+efficiency's ``collective_overlap``; at most the roofline time can hide it) and the
+efficiency model's step and per-layer overheads. At the roofline :math:`v = \\omega = 1` and
+the step is :math:`\\max(t_\\mathrm{roof}, t_\\mathrm{comm})`: no implementation of the same
+work beats it. The single maximum over totals, :math:`\\max(\\sum F / P, \\sum Q / \\beta)`,
+is the perfect-overlap lower bound of the operators alone.
+
+The law is written once, here: :func:`operator_time` (one operator from its two terms),
+:func:`exposed_comm` (the collectives a step cannot hide) and :func:`operator_terms` (an
+operator's two terms from its work, the efficiency's per-operator scales included). The
+precomputed plans (:mod:`tokenomics.physics.plan`, :mod:`tokenomics.physics.lines`) and the
+calibration's design (:mod:`tokenomics.calibration.design`) call the same functions, with
+arrays over corpus rows where the calibration evaluates every row at once.
 
 References
 ----------
@@ -80,7 +92,12 @@ class StepResult(ReadableRepr):
         timed by memory traffic alone, so ``time_s`` is a lower bound on the true time.
     comm_time_s : array
         Exposed communication: the step's collectives (:func:`tokenomics.physics.collectives.step_comm`)
-        less what ``comm_overlap`` hides behind compute [s].
+        less what the deployment's hidden share (its ``comm_overlap`` and the efficiency's
+        ``collective_overlap``) hides behind compute [s].
+    collective_time_s : array
+        The step's collectives in full, before any is hidden [s]: what the links take
+        (at the bound every collective hides behind compute, so ``comm_time_s`` is 0 wherever
+        this is below ``roofline_s``).
     overhead_s : array
         Fixed step and per-layer overhead from the efficiency model [s].
     flops_per_device, bytes_per_device : array
@@ -121,6 +138,7 @@ class StepResult(ReadableRepr):
     context_tokens: Any
     new_tokens: Any
     efficiency: str = "roofline"
+    collective_time_s: Any = 0.0
 
     @property
     def step_time_s(self) -> Any:
@@ -221,9 +239,7 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     bytes_: Any = 0.0
     for op in costs:
         tc, tm = _op_seconds(dep, op, n, attn_peak if op.name == "attn_core" else peak, bw)
-        t = np.fmax(tc, tm)      # = max(tc, tm); tm alone where tc is NaN (no peak)
-        if eff.overlap < 1.0:    # the unhidden part of the shorter term (none without a peak)
-            t = t + (1.0 - eff.overlap) * np.where(np.isnan(tc), 0.0, np.minimum(tc, tm))
+        t = operator_time(tc, tm, eff.overlap)
         per_op[op.name] = (tc, tm, t)
         total_c = total_c + tc
         total_m = total_m + tm
@@ -236,15 +252,58 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
                          bound=np.where(t_compute_bound > 0.5 * roof, "compute", "memory"))
 
 
+def operator_time(tc: Any, tm: Any, overlap: Any) -> Any:
+    """Time of one operator from its compute and memory terms [s].
+
+    :math:`\\max(t_c, t_m) + (1 - v)\\min(t_c, t_m)` with :math:`v` the efficiency's
+    ``overlap`` (1 at the roofline: the larger term alone). A NaN compute term (no published
+    peak) leaves the memory term alone. Plain floats in, a float out (the scalar fast
+    paths); arrays broadcast (``overlap`` may be an array over corpus rows).
+    """
+    if type(tc) is float and type(tm) is float and type(overlap) is float:
+        hi, lo = (tc, tm) if tc > tm else (tm, tc)
+        return hi + (1.0 - overlap) * lo if overlap < 1.0 else hi
+    t = np.fmax(tc, tm)          # = max(tc, tm); tm alone where tc is NaN (no peak)
+    if np.ndim(overlap) or overlap < 1.0:   # the unhidden part of the shorter term
+        t = t + (1.0 - np.asarray(overlap, float)) * np.where(np.isnan(tc), 0.0,
+                                                               np.minimum(tc, tm))
+    return t
+
+
+def exposed_comm(total: Any, roofline_s: Any, hidden_share: Any) -> Any:
+    """Communication time a step cannot hide [s]: :math:`t_c - \\min(\\omega t_c,
+    t_\\mathrm{roof})`, for the collectives' total :math:`t_c`, the roofline time and the hidden
+    share :math:`\\omega` (:attr:`~tokenomics.Deployment.comm_hidden_share`). Floats or arrays."""
+    if type(total) is float and type(roofline_s) is float and type(hidden_share) is float:
+        return total - min(hidden_share * total, roofline_s) if hidden_share > 0.0 else total
+    return total - np.minimum(np.asarray(hidden_share, float) * total, roofline_s)
+
+
+def operator_terms(flops: Any, bytes_: Any, n: Any, peak: Any, bw: Any, scale: Any,
+                   load: Any = 1.0, act_bytes: Any = 0.0) -> tuple[Any, Any]:
+    """An operator's (compute, memory) terms on one of ``n`` devices [s].
+
+    :math:`t_c = \\ell F / (n P s)`, :math:`t_m = (Q + (\\ell - 1) A) / (n \\beta)` for FLOPs
+    :math:`F`, bytes :math:`Q`, the peak :math:`P` and bandwidth :math:`\\beta` already at the
+    efficiency's MFU and MBU, the operator's fraction of MFU :math:`s`
+    (:func:`compute_scale`), and for the routed experts the busiest rank's load
+    :math:`\\ell` (:func:`expert_load_factor`) on their activation bytes :math:`A`. Every
+    argument may be an array (the calibration passes one value per corpus row).
+    """
+    tc = flops / (n * peak * scale)
+    tm = bytes_ / (n * bw)
+    if np.ndim(load) or load != 1.0:
+        tc = tc * load
+        tm = tm + (load - 1.0) * act_bytes / (n * bw)
+    return tc, tm
+
+
 def _op_seconds(dep: Deployment, op: OpCost, n: int, peak: Any, bw: float) -> tuple[Any, Any]:
     """(compute, memory) time of one operator on one of ``n`` devices at ``peak`` FLOP/s and
     ``bw`` B/s, the efficiency's per-operator scales and the experts' load included [s]."""
-    tc = op.flops / (n * peak * compute_scale(dep, op))
-    tm = op.bytes / (n * bw)
-    if op.name == "moe_experts" and (load := expert_load_factor(dep)) != 1.0:
-        tc = tc * load
-        tm = tm + (load - 1.0) * op.act_bytes / (n * bw)
-    return tc, tm
+    load = expert_load_factor(dep) if op.name == "moe_experts" else 1.0
+    return operator_terms(op.flops, op.bytes, n, peak, bw, compute_scale(dep, op), load,
+                          op.act_bytes)
 
 
 def operator_seconds(dep: Deployment, op: OpCost) -> tuple[Any, Any]:
@@ -314,18 +373,26 @@ def _fp4_scale(eff: Any, fmt: str) -> float:
     return eff.fp4_mfu_scale if dtype(fmt).peak == "fp4" else 1.0
 
 
+def collectives_s(dep: Deployment, batch: Any, new_tokens: Any, logits_tokens: Any,
+                  phase: str) -> Any:
+    """The step's collectives in full (:func:`tokenomics.physics.collectives.step_comm` at
+    ``batch`` sequences of ``new_tokens``), before any is hidden [s]."""
+    costs = step_comm(dep, batch, new_tokens, logits_tokens, phase)
+    return sum((c.time_s for c in costs), np.zeros(()))
+
+
 def exposed_comm_s(dep: Deployment, roofline_s: Any, batch: Any, new_tokens: Any,
                    logits_tokens: Any, phase: str) -> Any:
     """Communication time a step cannot hide behind its compute [s].
 
     The step's collectives (:func:`tokenomics.physics.collectives.step_comm` at ``batch``
-    sequences of ``new_tokens``) total :math:`t_c`; ``dep.comm_overlap`` hides
-    :math:`\\min(\\omega t_c, t_\\mathrm{roof})` of it.
+    sequences of ``new_tokens``) total :math:`t_c`; the deployment's hidden share
+    :math:`\\omega` (:attr:`~tokenomics.Deployment.comm_hidden_share`) hides
+    :math:`\\min(\\omega t_c, t_\\mathrm{roof})` of it (:func:`exposed_comm`).
     """
     costs = step_comm(dep, batch, new_tokens, logits_tokens, phase)
     total = sum((c.time_s for c in costs), np.zeros_like(np.asarray(roofline_s, float)))
-    hidden = np.minimum(dep.comm_overlap * total, roofline_s)
-    return total - hidden
+    return exposed_comm(total, roofline_s, dep.comm_hidden_share)
 
 
 def overhead_s(dep: Deployment) -> float:
@@ -348,10 +415,13 @@ def step_seconds(dep: Deployment, costs: list[OpCost], batch: Any, new_tokens: A
 
 def step_result(dep: Deployment, phase: str, times: OperatorTimes, comm_s: Any, *,
                 point: tuple[Any, Any, Any], tokens_per_step: Any, fits: Any) -> StepResult:
-    """Assemble a :class:`StepResult` from operator times and exposed communication.
+    """Assemble a :class:`StepResult` from operator times and the step's collectives.
 
     Parameters
     ----------
+    comm_s : array_like
+        The step's collectives in full [s] (:func:`collectives_s`); the exposed part is
+        :func:`exposed_comm` of it at the deployment's hidden share.
     point : (batch, context_tokens, new_tokens)
         The inputs, reported back broadcast.
     tokens_per_step : array_like
@@ -359,7 +429,8 @@ def step_result(dep: Deployment, phase: str, times: OperatorTimes, comm_s: Any, 
     fits : array_like of bool
     """
     B, C, T = point
-    comm = np.broadcast_to(np.asarray(comm_s, float), np.shape(times.roofline_s))
+    total = np.broadcast_to(np.asarray(comm_s, float), np.shape(times.roofline_s))
+    comm = exposed_comm(total, times.roofline_s, dep.comm_hidden_share)
     overhead = overhead_s(dep) + 0 * comm
     time_s = times.roofline_s + comm + overhead
     per_user = T / time_s
@@ -377,4 +448,5 @@ def step_result(dep: Deployment, phase: str, times: OperatorTimes, comm_s: Any, 
         fits=bool(fits) if np.ndim(fits) == 0 else np.broadcast_to(fits, shape),
         batch=S(np.broadcast_to(B, shape)), context_tokens=S(np.broadcast_to(C, shape)),
         new_tokens=S(np.broadcast_to(T, shape)), efficiency=dep.efficiency.label,
+        collective_time_s=S(np.broadcast_to(total, shape)),
     )

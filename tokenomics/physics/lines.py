@@ -40,7 +40,7 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.collectives import step_comm
-from tokenomics.physics.engine import operator_times, overhead_s
+from tokenomics.physics.engine import exposed_comm, operator_time, operator_times, overhead_s
 from tokenomics.physics.formulas import distinct_experts
 from tokenomics.physics.operators import OpCost, step_costs
 
@@ -128,10 +128,7 @@ class StepLines:
         b = np.atleast_1d(np.asarray(B, float)) / self.pp
         tc = self.tc[:, :1] + self.tc[:, 1:] * b
         tm = self.tm[:, :1] + self.tm[:, 1:] * b
-        t = np.maximum(tc, tm)
-        if self.overlap < 1.0:
-            t = t + (1.0 - self.overlap) * np.minimum(tc, tm)
-        roof = t.sum(axis=0)
+        roof = operator_time(tc, tm, self.overlap).sum(axis=0)
         if self.experts is not None:
             roof = roof + operator_times(self.dep, [self.experts.cost(b)]).roofline_s
         comm = np.zeros_like(b)
@@ -142,7 +139,7 @@ class StepLines:
     def time(self, B: Any) -> np.ndarray:
         """Decode step time at real-valued batches ``B`` [s]."""
         roof, comm = self.parts(B)
-        return roof + comm - np.minimum(self.comm_overlap * comm, roof) + self.overhead_s
+        return roof + exposed_comm(comm, roof, self.comm_overlap) + self.overhead_s
 
     def kinks(self) -> list[float]:
         """Batches :math:`B > 0` where an affine operator's two terms cross or a collective's
@@ -224,5 +221,5 @@ def step_lines(dep: Deployment, context_tokens: float, tokens: float = 1.0) -> S
         comm.append(_lines(list(t) if t.ndim > 1 else [t]))
     eff = dep.efficiency
     return StepLines(tc=_lines(tc), tm=_lines(tm), comm=tuple(comm),
-                     overlap=float(eff.overlap), comm_overlap=float(dep.comm_overlap),
+                     overlap=float(eff.overlap), comm_overlap=float(dep.comm_hidden_share),
                      overhead_s=float(overhead_s(dep)), pp=dep.pp, experts=experts, dep=dep)

@@ -43,7 +43,9 @@ from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.engine import (
     StepResult,
     compute_scale,
+    exposed_comm,
     operator_seconds,
+    operator_time,
     operator_times,
     overhead_s,
 )
@@ -113,14 +115,14 @@ def _assemble(plan: Any, work: list[tuple[float, ...]], comm_total: float,
     """A :class:`StepResult` from each operator's (compute time, memory time, FLOPs, bytes)
     and the collectives' total, as :func:`~tokenomics.physics.engine.operator_times` and
     :func:`~tokenomics.physics.engine.step_result` assemble them."""
-    o1 = 1.0 - plan.overlap
+    o = plan.overlap
     roof = comp = mem = cb = fl = by = 0.0
     for tc, tm, flops, bytes_ in work:
-        t = max(tc, tm) + (o1 * min(tc, tm) if o1 > 0 else 0.0)
+        t = operator_time(tc, tm, o)
         roof, comp, mem = roof + t, comp + tc, mem + tm
         cb += t if tc > tm else 0.0
         fl, by = fl + flops / plan.tp, by + bytes_ / plan.tp
-    comm = comm_total - min(plan.comm_overlap * comm_total, roof)
+    comm = exposed_comm(float(comm_total), roof, plan.comm_overlap)
     time = roof + comm + plan.overhead_s
     B, C, T = point
     return StepResult(
@@ -129,7 +131,8 @@ def _assemble(plan: Any, work: list[tuple[float, ...]], comm_total: float,
         overhead_s=plan.overhead_s, flops_per_device=fl, bytes_per_device=by,
         bound="compute" if cb > 0.5 * roof else "memory", tokens_per_s_per_user=T / time,
         tokens_per_s_per_device=tokens / time / plan.n_devices, fits=bool(fits), batch=B,
-        context_tokens=C, new_tokens=T, efficiency=plan.label)
+        context_tokens=C, new_tokens=T, efficiency=plan.label,
+        collective_time_s=float(comm_total))
 
 
 def _supported(dep: Deployment) -> bool:
@@ -214,7 +217,7 @@ def build_decode_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodeP
                          tokens_per_step=np.array([1.0, 2.0, 1.0]))
         plan = DecodePlan(
             ops=_op_coefficients(dep), comm=_comm_lines(dep),
-            overlap=float(dep.efficiency.overlap), comm_overlap=float(dep.comm_overlap),
+            overlap=float(dep.efficiency.overlap), comm_overlap=float(dep.comm_hidden_share),
             overhead_s=float(overhead_s(dep)),
             memory=_affine(*np.broadcast_to(np.asarray(fit.total_bytes, float), (3,))),
             usable_bytes=float(fit.usable_bytes), n_devices=dep.n_devices, tp=dep.tp,
@@ -365,7 +368,7 @@ def build_prefill_plan(dep: Deployment, reference: Callable[..., Any]) -> Prefil
             ops=tuple((_fit(o.flops), _fit(o.bytes), rc, rm)
                       for o, (rc, rm) in zip(costs, rates, strict=True)),
             comm=_prefill_lines(dep), memory=_fit(fit.total_bytes),
-            overlap=float(dep.efficiency.overlap), comm_overlap=float(dep.comm_overlap),
+            overlap=float(dep.efficiency.overlap), comm_overlap=float(dep.comm_hidden_share),
             overhead_s=float(overhead_s(dep)), usable_bytes=float(fit.usable_bytes),
             n_devices=dep.n_devices, tp=dep.tp, label=dep.efficiency.label,
             experts=_experts(dep))
@@ -469,26 +472,18 @@ class MixedPlan:
         """Step times from the monomials (8, points) and the step's tokens [s]."""
         k = len(self.fc)
         r = self._rows @ mono
-        tc, tm = r[:k], r[k:2 * k]
-        t = np.maximum(tc, tm)
-        if self.overlap < 1.0:
-            t = t + (1.0 - self.overlap) * np.minimum(tc, tm)
-        roof = t.sum(axis=0)
+        roof = operator_time(r[:k], r[k:2 * k], self.overlap).sum(axis=0)
         if self.experts is not None:             # the routed experts see all n tokens
             dep, ex = self.experts
             e_tc, e_tm = operator_seconds(dep, ex.cost(np.asarray(n, float)))
-            roof = roof + np.maximum(e_tc, e_tm)
-            if self.overlap < 1.0:
-                roof = roof + (1.0 - self.overlap) * np.minimum(e_tc, e_tm)
+            roof = roof + operator_time(e_tc, e_tm, self.overlap)
         if not len(self.starts):
             return roof + self.overhead_s
         # each collective's fastest algorithm, then their sum; no tokens, no messages
         comm = np.minimum.reduceat(r[2 * k:], self.starts, axis=0).sum(axis=0)
         if min(n) <= 0:                          # no tokens: only the calls' fixed overhead
             comm = np.where(np.asarray(n) > 0, comm, self.idle_comm_s)
-        if self.comm_overlap == 0.0:
-            return roof + comm + self.overhead_s
-        return roof + comm - np.minimum(self.comm_overlap * comm, roof) + self.overhead_s
+        return roof + exposed_comm(comm, roof, self.comm_overlap) + self.overhead_s
 
     def max_batch(self, tokens: float) -> int | None:
         """:func:`~tokenomics.physics.memory.max_batch` at ``tokens`` per sequence; None
@@ -558,7 +553,7 @@ def build_mixed_plan(dep: Deployment, reference: Callable[..., Any]) -> MixedPla
                          starts=np.cumsum([0] + [len(x) for x in comm[:-1]]).astype(int)
                          if comm else np.empty(0, int),
                          overlap=float(dep.efficiency.overlap),
-                         comm_overlap=float(dep.comm_overlap), overhead_s=float(overhead_s(dep)),
+                         comm_overlap=float(dep.comm_hidden_share), overhead_s=float(overhead_s(dep)),
                          budget=(float(room), float(per_seq[0]) - k1 * _C1, k1),
                          experts=_experts(dep), idle_comm_s=_idle_comm(dep))
     except (ValueError, ArithmeticError):

@@ -48,7 +48,7 @@ from tokenomics.physics.engine import (
     OnOOM,
     StepResult,
     check_on_oom,
-    exposed_comm_s,
+    collectives_s,
     operator_times,
     step_result,
 )
@@ -138,7 +138,7 @@ def decode_reference(dep: Deployment, batch: Any, context_tokens: Any, on_oom: O
     costs = step_costs(dep, b, T, C, T)
     # Without a published compute peak, decode is timed by memory traffic: a lower bound.
     t = operator_times(dep, costs, memory_only_if_unpublished=True)
-    comm = exposed_comm_s(dep, t.roofline_s, b, T, T, "decode")
+    comm = collectives_s(dep, b, T, T, "decode")
     return step_result(dep, "decode", t, comm, point=(B, C, T), tokens_per_step=B * T,
                        fits=fit.fits)
 
@@ -223,7 +223,7 @@ def prefill_reference(dep: Deployment, prompt_tokens: Any, batch: Any = 1,
         raise TokenomicsError(f"microbatches must be a positive integer, got {m!r}")
     costs = step_costs(dep, B / m, T, c, 1.0)
     t = operator_times(dep, costs)
-    comm = exposed_comm_s(dep, t.roofline_s, B / m, T, 1.0, "prefill")
+    comm = collectives_s(dep, B / m, T, 1.0, "prefill")
     # m micro-batches through pp stages: (m + pp - 1) stage times (GPipe), a stage being
     # 1/pp of the model; each device does 1/pp of the layers for every micro-batch.
     span = (m + dep.pp - 1) / dep.pp

@@ -125,7 +125,7 @@ def agent_step(dep: Deployment, cached_tokens: int = AGENT_STEP_TOKENS[0],
     ...                   compute_dtype="fp8")
     >>> s = agent_step(d, batch=4)
     >>> round(s.prefix_kv_share, 2), round(s.time_s, 2)   # midfill attention at BF16 (the cache's)
-    (0.6, 2.07)
+    (0.63, 1.98)
     """
     c = V.single_whole(cached_tokens, "cached_tokens", minimum=0, unit="token")
     n_new = V.single_whole(new_tokens, "new_tokens", unit="token")

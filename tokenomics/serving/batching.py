@@ -48,7 +48,7 @@ from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.engine import (
     StepResult,
-    exposed_comm_s,
+    collectives_s,
     operator_times,
     step_result,
     step_seconds,
@@ -133,7 +133,7 @@ def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
     costs = mixed_costs(dep, D, C, T, c, b)
     t = operator_times(dep, costs)
     n = D + b * T
-    comm = exposed_comm_s(dep, t.roofline_s, 1.0, n, D + b, "prefill")
+    comm = collectives_s(dep, 1.0, n, D + b, "prefill")
     res = step_result(dep, "mixed", t, comm, point=(D + b, np.maximum(C, c + T), T),
                       tokens_per_step=n, fits=True)
     return res

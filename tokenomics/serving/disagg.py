@@ -379,8 +379,8 @@ def disaggregated_goodput(prefill_dep: Deployment, decode_dep: Deployment, n_pre
     >>> from tokenomics.data.workload import SLO, Workload
     >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
     >>> g = disaggregated_goodput(d, d, 3, 1, Workload(2048, 256), SLO(1.0, 0.033))
-    >>> g.binding, g.n_devices, round(g.rate_per_s, 1)   # 3 x 0.893 / 90.5 ms
-    ('ttft', 16, 29.6)
+    >>> g.binding, g.n_devices, round(g.rate_per_s, 1)   # 3 x 0.915 / 72.4 ms (the bound)
+    ('ttft', 16, 37.9)
     """
     m = _disagg(prefill_dep, decode_dep, workload, slo, link)
     return _disagg_goodput(m, single_count(n_prefill, "n_prefill"),

@@ -585,8 +585,8 @@ def speculative_decode(target: Deployment, batch: Any, context_tokens: Any, k: A
     >>> import tokenomics as tk
     >>> d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4)
     >>> r = speculative_decode(d, 1, 4096, k=8, alpha=0.8, draft_fraction=0.01)
-    >>> round(r.accepted_tokens, 2), round(r.speedup_per_user, 2)  # 4.33 / (0.08 + 1.015)
-    (4.33, 3.95)
+    >>> round(r.accepted_tokens, 2), round(r.speedup_per_user, 2)  # 4.33 / (0.08 + 1.002)
+    (4.33, 4.0)
     """
     check_on_oom(on_oom)
     drafter = Drafter.of(drafter)

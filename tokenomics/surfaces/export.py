@@ -435,8 +435,9 @@ def _step_inputs(s: _SizingSheet, price: float | None, price_note: str) -> None:
     dep, c = s.dep, s.c
     hw = dep.hardware
     _comm_inputs(s)
-    c["overlap"] = s.value("communication overlap", dep.comm_overlap, "1",
-                           "fraction hidden behind compute and memory time")
+    c["overlap"] = s.value("communication overlap", dep.comm_hidden_share, "1",
+                           "fraction hidden behind compute and memory time: 1 - (1 - layout "
+                           "comm_overlap)(1 - efficiency collective_overlap); 1 at the bound")
     c["ovh"] = s.value("overhead per step", overhead_s(dep), "s",
                        "step overhead + layers x layer overhead")
     c["price"] = (s.value("price per device-hour", price, "USD/hour", price_note)
