@@ -118,6 +118,12 @@ def _valid(name: str) -> dict:
         "agent_sessions": dict(sessions=50, horizon_s=600.0, concurrent=2.0),
         "plot_journey": dict(journey=o["journey"]), "plot_serving": dict(traces=o["trace"]),
         "plot_sessions": dict(sessions=o["sessions"]),
+        "RequestLengths": dict(name="w", input_nodes=(512.0, 2048.0),
+                               input_weights=(0.5, 0.5), output_nodes=(128.0,),
+                               output_weights=(1.0,)),
+        "request_lengths": dict(name="mlperf-llama2-70b"),
+        "steady_state_over": dict(lengths="mlperf-llama2-70b"),
+        "interval_for": dict(novel=("stack",)),
     }
     kw = dict(common)
     kw.update(per.get(name, {}))

@@ -41,6 +41,7 @@ _TOP = {
         "Attention", "Deployment", "Efficiency", "Hardware", "hardware", "Link", "load_catalog",
         "Model", "model", "model_from_hf_config", "MoE", "Price", "rental_price", "ROOFLINE",
         "search_path", "SLO", "sources", "topology", "use_catalog", "Workload",
+        "RequestLengths", "request_lengths", "request_lengths_table",
     ),
     "physics": (
         "allgather_time", "allreduce_time", "alltoall_time", "attainable_flop_per_s",
@@ -63,7 +64,7 @@ _TOP = {
         "mdl_mean_wait_s", "mdl_wait_cdf", "mdl_wait_quantile_s", "mixed_step", "PoolSplit",
         "prefix_cached_prefill", "PrefixCachedPrefill", "reload_or_recompute",
         "ReloadOrRecompute", "shared_prefix_kv_bytes", "SLOAttainment", "speculative_decode",
-        "SpeculativeResult", "steady_state", "SteadyState", "Tier", "tier",
+        "SpeculativeResult", "steady_state", "steady_state_over", "SteadyState", "Tier", "tier",
         "simulate_serving", "ServingTrace", "Admission",
     ),
     "economics": (
@@ -76,6 +77,7 @@ _TOP = {
     ),
     "calibration": (
         "calibration_report", "transfer_report", "efficiency_presets", "forecast_interval",
+        "interval_for",
         "load_measurements",
         "measured_vs_bound",
     ),

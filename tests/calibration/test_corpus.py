@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 
 import pytest
 
@@ -15,23 +16,35 @@ from tokenomics.calibration.corpus import (
     corpus_path,
     forecast,
     load_corpus,
+    trtllm_bench_caps,
 )
 
 ROWS = {r.id: r for r in load_corpus()}
 
 
-def test_the_corpus_holds_the_220_public_rows_and_deepseeks_two_none_reserved_or_v5_1():
-    assert len(ROWS) == 473
-    assert sum(r.id.startswith("P") for r in ROWS.values()) == 220
-    # ML.ENERGY Leaderboard V3 (vLLM): 251 runs of catalog models, none fitted
+def test_the_corpus_is_broad_and_none_of_it_reserved():
+    # issue 24: at least 600 rows from at least 4 independent source families, at least 35%
+    # of them not TensorRT-LLM or not NVIDIA
+    fitted = [r for r in ROWS.values() if r.fitted]
+    assert len(fitted) >= 600
+    families = {r.source_family for r in fitted}
+    assert len([f for f in families
+                if sum(r.source_family == f for r in fitted) >= 20]) >= 4
+    other = [r for r in fitted if r.engine != "trtllm" or
+             tk.hardware(r.hardware).vendor != "NVIDIA"]
+    assert len(other) / len(fitted) >= 0.35
+    assert sum(r.id.startswith("P") for r in ROWS.values()) == 220   # the public corpus
     me = [r for r in ROWS.values() if r.source_group == "mlenergy-v3"]
-    assert len(me) == 251 and not any(r.fitted for r in me)
+    assert len(me) == 251 and all(r.fitted for r in me)
     assert {r.id for r in ROWS.values() if r.source_group == "deepseek-open-infra"} == \
         {"DS-D1", "DS-P1"}
     for r in ROWS.values():
-        # MLPerf v5.1 and later and the LMSYS/SGLang large-scale figures are held out
-        assert "inference_results_v5" not in r.source and "lmsys" not in r.source.lower()
+        # MLPerf Inference v5.1 and later and the LMSYS/SGLang blog's large-scale figures
+        # are held out (v5.0 and earlier rounds are in)
+        assert not re.search(r"inference_results_v(5\.[1-9]|[6-9])", r.source), r.id
+        assert "lmsys.org" not in (r.source + r.assumptions).lower(), r.id
         assert all(getattr(r, g) for g in GROUPINGS)
+        assert r.engine and r.stack.split("-")[0] in ("nvidia", "amd", "intel")
 
 
 @pytest.mark.validation
@@ -51,12 +64,26 @@ def test_light_load_ttft_bound_by_hand():
     assert r.measured == 0.017 and bound(r) < r.measured
 
 
-def test_max_load_concurrency_is_capped_by_the_token_budget():
-    # P089: Llama 3.1 8B on H200, 2,048 in / 128 out at max load. With 8,192 tokens a step
-    # and 1 + 2048/128 = 17 tokens a step per sequence in flight, at most 8192/17 = 481.9.
+def test_trtllm_bench_caps_by_hand():
+    # trtllm-bench's heuristic (tensorrt_llm/bench/build/tuning.py): b = min(R, 4096)/pp
+    # rounded up (to 32 below 256 with a floor of 64, to 128 below 1,024, else to 256);
+    # n = min(b (1 + I/O), 32768) rounded up (to 256 below 4,096 with a floor of 2,048, to
+    # 512 below 8,192, else to 1,024)
+    assert trtllm_bench_caps(300, 1000, 1000, 1) == (384, 2048)     # 600 tokens -> floor
+    assert trtllm_bench_caps(40, 128, 128, 1) == (64, 2048)
+    assert trtllm_bench_caps(5000, 128, 2048, 1) == (4096, 4608)    # 4096 x 1.0625 = 4352
+    assert trtllm_bench_caps(5000, 2048, 128, 2) == (2048, 32768)   # 2048 x 17, capped
+
+
+def test_max_load_concurrency_is_capped_by_the_engine_settings():
+    # P089: Llama 3.1 8B on H200, 2,048 in / 128 out at max load, engine caps as
+    # trtllm-bench sets them: at most max_num_tokens / (1 + 2048/128) sequences in flight
     r = ROWS["P089"]
-    assert (r.isl, r.osl, r.runtime_max_num_tokens) == (2048, 128, 8192)
-    assert concurrency(r, r.deployment()) == 481
+    dep = r.deployment()
+    assert (r.isl, r.osl, r.runtime_max_batch) == (2048, 128, -1)
+    fit = int(tk.max_batch(dep, r.isl + r.osl))     # TensorRT-LLM reserves I + O
+    bs, tok = trtllm_bench_caps(fit, 2048, 128, 1)
+    assert concurrency(r, dep) == min(fit, bs, int(tok / 17))
 
 
 def test_runtime_caps_are_per_attention_data_parallel_rank():
@@ -64,22 +91,26 @@ def test_runtime_caps_are_per_attention_data_parallel_rank():
     # TensorRT-LLM's max_batch_size and max_num_tokens bind each attention-DP rank
     # ("max_batch_size is already the per-attention-DP-rank cap, so aggregate concurrency
     # is max_batch_size x dp_size": ai-dynamo/dynamo PR #11982, tracing the PyTorch
-    # executor). Eight ranks of 8,192 tokens a step at 17 tokens per sequence in flight:
-    # 8 x 8192 / 17 = 3,855.1, not 481 for the whole group.
+    # executor): eight ranks' worth.
     r = ROWS["P109"]
-    assert (r.tp, r.attn_dp, r.runtime_max_num_tokens) == (8, 1, 8192)
-    assert concurrency(r, r.deployment()) == 3855
+    dep = r.deployment()
+    assert (r.tp, r.attn_dp) == (8, 1)
+    fit = int(tk.max_batch(dep, r.isl + r.osl))
+    bs, tok = trtllm_bench_caps(fit, r.isl, r.osl, 1)
+    assert concurrency(r, dep) == min(fit, 8 * bs, int(8 * tok / (1 + r.isl / r.osl)))
 
 
-def test_published_engine_batch_is_capped_by_the_memory_fit():
+def test_published_engine_batch_binds_when_memory_allows_more():
     # P011: MLPerf v4.1 H200 Llama 2 70B FP8 offline, engine batch 806 (NVIDIA's config).
     # The FP8 weights and FP16 embeddings take ~69.5e9 of H200's 150.75e9 B; the KV cache
     # gets 90% of the rest (TensorRT-LLM's kv_cache_free_gpu_mem_fraction), 73.1e9 B; each
-    # sequence of 300 + 291 tokens holds 591 x 163,840 B of FP8 KV (2 x 8 heads x 128 x 80
-    # layers), so ~73.1e9 / 96.8e6 = 755 fit (less a little workspace), not 806.
+    # sequence of the task's mean 222 + 291 tokens holds 513 x 163,840 B of FP8 KV
+    # (2 x 8 heads x 128 x 80 layers): ~73.1e9 / 84.0e6 = 870 would fit, so the published
+    # batch binds (with the 300 tokens once assumed, 755 fit and memory bound it).
     r = ROWS["P011"]
-    assert 740 <= concurrency(r, r.deployment()) <= 756
-    assert concurrency(r, r.deployment(memory_fraction=1.0)) == 806
+    assert r.isl == 222 and r.workload == "mlperf-llama2-70b"
+    assert 860 <= int(tk.max_batch(r.deployment(), r.isl + r.osl)) <= 875
+    assert concurrency(r, r.deployment()) == 806
 
 
 def test_tpot_rows_run_at_the_published_concurrency():

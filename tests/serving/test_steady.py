@@ -105,9 +105,40 @@ def test_bad_inputs_raise(kwargs):
                      **extra)
 
 
-def test_pipeline_parallel_is_refused():
-    with pytest.raises(TokenomicsError):
-        steady_state(tk.Deployment("llama-3.1-8b", "h100-sxm", pp=2), 8, 512, 128)
+def test_a_full_pipeline_is_the_whole_model_at_a_micro_batch():
+    # pp = 2 stages on one device each, B = 8 >= pp: two micro-batches of 4 in flight, a
+    # token per sequence every cycle of two stage times = the whole model's step at batch 4
+    # on one device (tp = 1), plus the stage-to-stage sends (pp per cycle).
+    pp2 = tk.Deployment("llama-3.1-70b", "h200", pp=2, weight_dtype="fp8")
+    one = tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8",
+                        usable_memory_fraction=1.0)
+    r = steady_state(pp2, 8, 512, 128)
+    from tokenomics.serving.batching import mixed_step_seconds
+    a = 8 / 128
+    t = mixed_step_seconds(pp2, (8 - a) / 2, 512 + 64, 512.0, 0.0, a / 2, "decode")
+    assert r.tpot_s == pytest.approx(float(t), rel=1e-12)
+    assert r.output_tokens_per_s_per_device == pytest.approx(8 / float(t) / 2, rel=1e-12)
+    # the micro-batch's weight reads are the whole model's: no faster than one device at B/2
+    alone = steady_state(one, 4, 512, 128)
+    assert r.tpot_s >= alone.tpot_s * (1 - 1e-12)
+
+
+def test_below_pp_sequences_the_pipeline_has_a_bubble():
+    # B < pp = 4: m = B micro-batches of one sequence, each passing four stages in turn (a
+    # quarter of the model each): a token per sequence every full-model step at batch 1,
+    # whatever B, while only B of the 4 stages work at a time. Per device the throughput is
+    # B / 4 of a full pipeline's at the same micro-batch.
+    pp4 = tk.Deployment("llama-3.1-70b", "h200", pp=4, weight_dtype="fp8")
+    from tokenomics.serving.steady import pipeline_microbatches
+    assert [float(pipeline_microbatches(pp4, b)[0]) for b in (1, 2, 4, 9)] == [1, 2, 4, 4]
+    r = {b: steady_state(pp4, b, 512, 128) for b in (1, 2, 4)}
+    per_dev = {b: float(x.output_tokens_per_s_per_device) for b, x in r.items()}
+    # one-sequence micro-batches: the same step, so TPOT rises only by each micro-batch's
+    # share of prefill work; throughput per device grows with the busy stages
+    assert per_dev[2] / per_dev[1] == pytest.approx(2 * float(r[1].tpot_s / r[2].tpot_s),
+                                                    rel=1e-12)
+    assert per_dev[4] / per_dev[1] == pytest.approx(4 * float(r[1].tpot_s / r[4].tpot_s),
+                                                    rel=1e-12)
 
 
 def test_fits_is_a_bool_at_one_point_and_a_mask_over_many():

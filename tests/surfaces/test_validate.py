@@ -104,7 +104,7 @@ def test_corpus_corruptions_are_caught_by_name(tmp_path, what, m, match):
 
 CALIBRATION = [
     ("wrong type", "mbu = ", 'mbu = "high"  # ', "must be a number"),
-    ("interval reversed", "ratio_low = ", "ratio_low = 2.0  # ", "ratio_low, ratio_high"),
+    ("interval reversed", "\nall = [", "\nall = [2.0, 0.5]  # [", "interval.all"),
     ("missing field", "overlap = ", "# overlap = ", "overlap: required key is missing"),
     ("absurd", "mfu = ", "mfu = 7.0  # ", "mfu must be in"),
 ]
@@ -151,4 +151,4 @@ def test_the_bundled_data_validates_whole(capsys):
                            "measurements", "corpus", "calibration"}
     assert t.ok.all(), t[~t.ok].detail.tolist()
     assert main([]) == 0
-    assert "ok: corpus: 473 corpus rows" in capsys.readouterr().out
+    assert "ok: corpus: 1185 corpus rows" in capsys.readouterr().out

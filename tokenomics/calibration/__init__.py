@@ -8,9 +8,11 @@ Modules
 ``corpus``
     The measurement corpus: published serving results as steady-state forecasts and bounds.
 ``design``
-    The corpus as a design matrix: each row's operator work, timed in closed form per efficiency.
+    The corpus as a design: each row's work, timed by the step engine's own law, all rows at once.
 ``fitting``
     Efficiencies fitted to published measurements, with cross-validated error and intervals.
+``pooling``
+    The efficiency model's parameters, partially pooled across serving stacks, and their fit.
 ``measurements``
     Published measurements against the library's roofline bound.
 """
@@ -34,7 +36,7 @@ _EXPORTS = {
     "corpus_frame": ".corpus",
     "PARAMS": ".fitting",
     "FIXED": ".fitting",
-    "F_SCALE": ".fitting",
+    "F_SCALE": ".pooling",
     "INTERVAL": ".fitting",
     "predict": ".fitting",
     "calibration_rows": ".fitting",
@@ -60,7 +62,26 @@ _EXPORTS = {
     "speed": ".measurements",
     "bound_for": ".measurements",
     "measured_vs_bound": ".measurements",
+    "stack_of": ".corpus",
+    "compute_format": ".corpus",
+    "replace_lengths": ".corpus",
+    "trtllm_bench_caps": ".corpus",
+    "runtime_caps": ".corpus",
+    "held_tokens": ".corpus",
+    "row_parameters": ".design",
+    "committed_fit": ".fitting",
+    "interval_for": ".fitting",
+    "novelty_of": ".fitting",
+    "cv_figures": ".fitting",
+    "cv_spread": ".fitting",
+    "to_fitted": ".pooling",
+    "from_fitted": ".pooling",
+    "Fit": ".pooling",
+    "soft_l1": ".pooling",
+    "Problem": ".pooling",
+    "starts": ".pooling",
+    "fit_problem": ".pooling",
 }
-_MODULES = ('corpus', 'design', 'fitting', 'measurements',)
+_MODULES = ('corpus', 'design', 'fitting', 'measurements', 'pooling',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -52,6 +52,7 @@ References
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -61,12 +62,13 @@ import pandas as pd
 from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.lengths import RequestLengths, request_lengths
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import operator_times
 from tokenomics.physics.memory import max_batch, weight_bytes_per_device
 from tokenomics.physics.operators import mixed_costs
 from tokenomics.physics.step import prefill
-from tokenomics.serving.steady import steady_state
+from tokenomics.serving.steady import pipeline_microbatches, steady_state, steady_state_over
 
 #: Corpus metric -> what it measures: a speed (higher is faster) or a time.
 METRICS = {"offline_tok_s_per_device": "speed", "fixed_isl_osl_tok_s_per_device": "speed",
@@ -74,8 +76,10 @@ METRICS = {"offline_tok_s_per_device": "speed", "fixed_isl_osl_tok_s_per_device"
            "ttft_s": "time"}
 #: Where a row's steps run: a colocated replica, or one pool of a disaggregated deployment.
 POOLS = ("colocated", "decode", "prefill")
-#: The groupings of the grouped cross-validation.
-GROUPINGS = ("hardware_family", "model_family", "source_group")
+#: The groupings of the grouped cross-validation: the source family (MLPerf, the TensorRT-LLM
+#: tables, ML.ENERGY, InferenceMAX...), the serving stack (vendor and engine), the hardware
+#: family and the model family.
+GROUPINGS = ("source_family", "stack", "hardware_family", "model_family")
 #: Fraction of the memory the weights leave free that the forecast gives the KV cache
 #: (TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction``, 0.90-0.95 in the published runs).
 MEMORY_FRACTION = 0.9
@@ -112,6 +116,9 @@ class CorpusRow:
     measured: float
     unit: str
     isl_assumed: bool
+    source_family: str
+    engine: str
+    workload: str
     source_group: str
     hardware_family: str
     model_family: str
@@ -120,6 +127,21 @@ class CorpusRow:
     trust: str
     assumptions: str
     source: str
+
+    @property
+    def stack(self) -> str:
+        """The serving stack, ``"<vendor>-<engine>"`` (e.g. ``"nvidia-trtllm"``,
+        ``"amd-vllm"``): :func:`stack_of` of the row's hardware and engine."""
+        return stack_of(self.hardware, self.engine)
+
+    @property
+    def lengths(self) -> Any:
+        """The row's length distribution: its workload's
+        (:func:`~tokenomics.data.lengths.request_lengths`), else every request at the
+        row's ``isl`` / ``osl``."""
+        if self.workload:
+            return replace_lengths(request_lengths(self.workload), self)
+        return RequestLengths.fixed(self.isl, self.osl)
 
     @property
     def kind(self) -> str:
@@ -139,15 +161,41 @@ class CorpusRow:
         d = Deployment(self.model, self.hardware, tp=self.tp, pp=self.pp, ep=self.ep,
                        dp_attention=self.tp if self.attn_dp else 1,
                        weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype,
-                       compute_dtype=_COMPUTE.get(self.weight_dtype, self.weight_dtype),
+                       compute_dtype=compute_format(self.hardware, self.weight_dtype),
                        efficiency=efficiency, usable_memory_fraction=1.0,
                        redundant_experts=self.redundant_experts,
-                       comm_overlap=self.comm_overlap)
+                       comm_overlap=self.comm_overlap, engine=self.engine)
         if memory_fraction >= 1.0:
             return d
         cap = d.hardware.mem_usable_bytes
         w = min(weight_bytes_per_device(d), cap)
         return d.with_(usable_memory_fraction=(w + memory_fraction * (cap - w)) / cap)
+
+
+def stack_of(hardware: Any, engine: str) -> str:
+    """``"<vendor>-<engine>"`` of a catalog hardware (id or entry) and an engine name."""
+    from tokenomics.data.catalog import hardware as _hw
+
+    return f"{_hw(hardware).vendor.lower()}-{engine}"
+
+
+def compute_format(hardware: str, weight_dtype: str) -> str:
+    """The format a row's matrix products run at: the weight format where the chip has a
+    peak for it, else BF16 (weight-only quantisation: MXFP4 gpt-oss on Hopper runs W4A16)."""
+    from tokenomics.core.dtypes import dtype
+    from tokenomics.data.catalog import hardware as _hw
+
+    fmt = _COMPUTE.get(weight_dtype, weight_dtype)
+    return fmt if dtype(fmt).peak in _hw(hardware).peak_flop_per_s else "bf16"
+
+
+def replace_lengths(d: RequestLengths, row: CorpusRow) -> RequestLengths:
+    """A workload's distribution with its output lengths scaled to the row's published mean
+    output (MLPerf logs give each run's tokens per sample; a run's model and settings move
+    it a few per cent from the dataset's reference)."""
+    o = [max(x * row.osl / d.output_mean, 1.0) for x in d.output_nodes]
+    return RequestLengths(d.name, d.input_nodes, d.input_weights, tuple(o),
+                              d.output_weights, d.source)
 
 
 def _parse(raw: dict[str, str], where: str) -> CorpusRow:
@@ -176,6 +224,15 @@ def _parse(raw: dict[str, str], where: str) -> CorpusRow:
                            f"{', '.join(METRICS)}")
     if row.pool not in POOLS:
         raise CatalogError(f"{where}: field pool: {row.pool!r} is not one of {', '.join(POOLS)}")
+    if row.workload:
+        try:
+            request_lengths(row.workload)
+        except TokenomicsError:
+            raise CatalogError(f"{where}: field workload: {row.workload!r} is not a bundled "
+                               f"workload (measurements/workloads.toml)") from None
+    if not row.engine:
+        raise CatalogError(f"{where}: field engine: empty; name the serving engine "
+                           f"(trtllm, vllm, sglang...)")
     if not (0 < row.measured < 1e9):
         raise CatalogError(f"{where}: field measured: must be a positive number below 1e9 "
                            f"(token/s or s), got {row.measured!r}")
@@ -230,28 +287,95 @@ def load_corpus(path: str | Path | None = None, *, include_reserved: bool = Fals
     return rows
 
 
+#: ``runtime_max_batch`` of a row whose engine caps trtllm-bench chose itself
+#: (:func:`trtllm_bench_caps`).
+TRTLLM_BENCH = -1
+
+
+def trtllm_bench_caps(requests: float, isl: int, osl: int, pp: int) -> tuple[int, int]:
+    """The (max batch size, max tokens per step) trtllm-bench picks for a run [-], [token].
+
+    ``trtllm-bench throughput`` without explicit limits sets them from the requests that fit
+    the KV cache at ``isl + osl`` tokens each (here :func:`tokenomics.max_batch`'s count):
+    :math:`b = \\min(R, 4096)/pp`, :math:`n = \\min(b(1 + I/O), 32768)`, each rounded up
+    optimistically (batch: to 32 below 256 with a floor of 64, to 128 below 1,024, else to
+    256; tokens: to 256 below 4,096 with a floor of 2,048, to 512 below 8,192, else to
+    1,024). Facts from ``tensorrt_llm/bench/build/tuning.py`` (``calc_engine_setting``,
+    ``finetune_setting``; NVIDIA/TensorRT-LLM), used for the performance tables' rows
+    (``runtime_max_batch = -1``).
+    """
+    raw_bs = min(requests, 4096) / pp
+    raw_tok = min(raw_bs * (1 + isl / osl), 32768)
+    if raw_bs < 256:
+        bs = max(64, 32 * math.ceil(raw_bs / 32))
+    elif raw_bs < 1024:
+        bs = 128 * math.ceil(raw_bs / 128)
+    else:
+        bs = 256 * math.ceil(raw_bs / 256)
+    if raw_tok < 4096:
+        tok = max(2048, 256 * math.ceil(raw_tok / 256))
+    elif raw_tok < 8192:
+        tok = 512 * math.ceil(raw_tok / 512)
+    else:
+        tok = 1024 * math.ceil(raw_tok / 1024)
+    return int(bs), int(tok)
+
+
+def runtime_caps(row: CorpusRow, dep: Deployment) -> tuple[int, int]:
+    """The engine's (max batch size, max tokens per step) of a row, 0 where none applies
+    (the row's columns, or :func:`trtllm_bench_caps` where ``runtime_max_batch`` is -1)."""
+    if row.runtime_max_batch == TRTLLM_BENCH:
+        return trtllm_bench_caps(float(max_batch(dep, row.isl + row.osl)), row.isl, row.osl,
+                                 row.pp)
+    return max(row.runtime_max_batch, 0), max(row.runtime_max_num_tokens, 0)
+
+
+#: Engines whose scheduler reserves a sequence's whole final length when it admits it
+#: (TensorRT-LLM's default capacity policy ``GUARANTEED_NO_EVICT``); the others allocate
+#: KV blocks as a sequence grows and preempt when the cache runs out (vLLM, SGLang).
+RESERVING_ENGINES = ("trtllm",)
+
+
+def held_tokens(row: CorpusRow) -> int:
+    """Tokens of KV memory a sequence takes from the cache at the engine's admission [token].
+
+    Engines that reserve (:data:`RESERVING_ENGINES`) hold :math:`I + O` for each admitted
+    sequence; paged engines that allocate on demand hold a slot's mean context over its
+    life, :math:`I + O/2` (length-biased over a workload's distribution:
+    :attr:`~tokenomics.data.lengths.RequestLengths.slot_context_mean`), rounded up.
+    """
+    if row.engine in RESERVING_ENGINES:
+        return row.isl + row.osl
+    return int(math.ceil(row.lengths.slot_context_mean))
+
+
 def concurrency(row: CorpusRow, dep: Deployment) -> int:
     """The concurrency the forecast runs the row at (module notes) [sequences]."""
     if row.kind == "time":
         return max(int(row.batch_per_device), 1)
-    fit = int(max_batch(dep, row.isl + row.osl))
+    fit = int(max_batch(dep, held_tokens(row)))
     if fit < 1:
         raise TokenomicsError(f"{row.id}: {row.model} does not fit {row.tp} x {row.hardware}")
     caps = [fit]
     if row.batch_per_device > 0:
         caps.append(row.batch_per_device)
     ranks = row.tp if row.attn_dp else 1      # the runtime's caps are per attention-DP rank
-    if row.runtime_max_batch > 0:
-        caps.append(row.runtime_max_batch * ranks)
-    if row.runtime_max_num_tokens > 0:
-        caps.append(int(ranks * row.runtime_max_num_tokens / (1.0 + row.isl / row.osl)))
+    max_b, max_tok = runtime_caps(row, dep)
+    stages = row.pp if row.runtime_max_batch == TRTLLM_BENCH else 1   # per micro-batch
+    if max_b > 0:
+        caps.append(max_b * ranks * stages)
+    if max_tok > 0:
+        caps.append(int(stages * ranks * max_tok / (1.0 + row.isl / row.osl)))
     return max(min(caps), 1)
 
 
-def chunk_tokens(row: CorpusRow) -> int | None:
+def chunk_tokens(row: CorpusRow, dep: Deployment | None = None) -> int | None:
     """Prefill chunk of a row's prompts [token]: the runtime's tokens-per-step budget when a
     prompt is longer than it (the scheduler cannot run it whole), else None (unchunked)."""
-    budget = row.runtime_max_num_tokens
+    if row.runtime_max_batch == TRTLLM_BENCH:
+        budget = runtime_caps(row, dep if dep is not None else row.deployment())[1]
+    else:
+        budget = row.runtime_max_num_tokens
     return budget if 0 < budget < row.isl else None
 
 
@@ -260,14 +384,20 @@ def forecast(row: CorpusRow, efficiency: Efficiency) -> float:
 
     Token/s per device for speed rows, seconds for TPOT and TTFT rows, from
     :func:`~tokenomics.serving.steady.steady_state` at :func:`concurrency`, prompts chunked
-    at :func:`chunk_tokens`.
+    at :func:`chunk_tokens`; a row that runs a dataset (``workload``) through
+    :func:`~tokenomics.serving.steady.steady_state_over` over its length distribution.
     """
     dep = row.deployment(efficiency)
     if row.pool == "prefill":      # prompts of a prefill pool at its memory-limited batch
         return float(prefill(dep, row.isl, concurrency(row, dep)).tokens_per_s_per_device)
-    r = steady_state(dep, concurrency(row, dep), row.isl, row.osl,
-                     chunk_tokens=chunk_tokens(row),
-                     pool="decode" if row.pool == "decode" else "colocated")
+    pool = "decode" if row.pool == "decode" else "colocated"
+    if row.workload:               # over the dataset's lengths, not at their means
+        budget = runtime_caps(row, dep)[1]
+        r = steady_state_over(dep, concurrency(row, dep), row.lengths,
+                              chunk_tokens=budget if budget > 0 else None, pool=pool)
+    else:
+        r = steady_state(dep, concurrency(row, dep), row.isl, row.osl,
+                         chunk_tokens=chunk_tokens(row, dep), pool=pool)
     if row.metric == "server_tpot_at_concurrency":
         return float(r.tpot_s)
     if row.metric == "ttft_s":
@@ -296,10 +426,12 @@ def bound(row: CorpusRow) -> float:
         dec, a = float(b), 0.0
     elif row.pool == "prefill":   # b prompts, no decodes; throughput counts prompt tokens
         dec, a = 0.0, float(b)
-    t = operator_times(dep, mixed_costs(dep, dec, isl + o / 2.0, isl, 0.0, a)).lower_bound_s
+    m, _ = pipeline_microbatches(dep, b)     # a pipeline's micro-batches
+    t = operator_times(dep, mixed_costs(dep, dec / m, isl + o / 2.0, isl, 0.0, a / m)
+                       ).lower_bound_s
     t = float(t)
     per_step = b * isl if row.pool == "prefill" else b
-    return per_step / t / dep.tp if row.kind == "speed" else t
+    return per_step / t / dep.n_devices if row.kind == "speed" else t
 
 
 def speed_ratio(row: CorpusRow, value: float) -> float:

@@ -1,42 +1,50 @@
 """The efficiency model fitted to the measurement corpus, with grouped cross-validation.
 
-The pure roofline is a bound. The calibrated forecast applies eleven physically meaningful
-parameters (:data:`PARAMS`; ten fitted, one held at a stated value: :data:`FIXED`) to the
-same step engine: the achieved fractions of memory
-bandwidth (MBU) and of dense peak (MFU), the fraction of an operator's shorter roofline
-term hidden behind its longer one (``overlap``), the tokens per routed expert at which a
-grouped expert GEMM reaches half of MFU, attention kernels' fraction of peak relative to
-MFU, 4-bit (NVFP4) GEMMs' fraction relative to MFU (fitted only where FP4 rows are in the
-fit: a fold that holds out the only FP4 hardware keeps it at 1), the achieved fraction of
-link bandwidth in collectives, a fixed time per step (held at 0), a fixed time per layer per step (the
-kernels' launch and minimum durations that CUDA graphs do not hide), a fixed time per
-request before its first token, and the busiest expert-parallel rank's excess load over
-the mean (``expert_imbalance``: the step waits for that rank). They are fitted to every non-reserved row of
-``measurements/corpus.csv`` (:mod:`tokenomics.calibration.corpus`), each row read as
-continuous batching in steady state, in log space with a robust (soft-L1) loss; the result is
-committed in ``measurements/calibrated.toml`` with the date, the command and the rows, and
-``tokenomics calibrate --write PATH`` refits it (never into an installed package).
+The pure roofline is a bound. The calibrated forecast applies twelve physically meaningful
+parameters (:data:`~tokenomics.calibration.pooling.PARAMS`) to the same step engine: the
+achieved fractions of memory bandwidth (MBU) and of dense peak (MFU), the share of an
+operator's shorter roofline term hidden behind its longer one (``overlap``), the rows of a
+grouped expert GEMM's tile, attention kernels' and 4-bit GEMMs' fractions of MFU, the
+achieved fraction of link bandwidth and the share of collectives hidden behind compute, a
+fixed time per layer per step (kernel launches and minimum durations that CUDA graphs do not
+hide), the host's time per sampled token, a time per request before its first token, and
+the busiest expert-parallel rank's excess load. Five of them differ by serving stack (vendor
+and engine) and three by hardware family, partially pooled toward the common value
+(:mod:`tokenomics.calibration.pooling`): a stack or a family the corpus has not seen gets the
+pooled value, and its interval says so (:func:`forecast_interval`).
+
+They are fitted to every fitted row of ``measurements/corpus.csv``
+(:mod:`tokenomics.calibration.corpus`), each row read as continuous batching in steady state
+over its workload's length distribution, in log space with a robust (soft-L1) loss; the
+result is committed in ``measurements/calibrated.toml`` with the date, the command, the rows
+and the cross-validated figures, and ``tokenomics calibrate --write PATH`` refits it (never
+into an installed package).
 
 Notes
 -----
-For a row with measured value :math:`y_i` and forecast :math:`\\hat y_i(\\theta)` the fit
-minimises :math:`\\sum_i \\rho(\\log \\hat y_i - \\log y_i)` with
-:math:`\\rho(z) = 2 f^2(\\sqrt{1 + (z/f)^2} - 1)`, :math:`f = 0.1`.
+**Honest error.** Error is :math:`|\\hat y / y - 1|`. Besides the in-sample fit it is reported
+from grouped cross-validation (:data:`~tokenomics.calibration.corpus.GROUPINGS`): for each
+source family, serving stack, hardware family and model family in turn, the parameters are
+refitted without that group's rows (starting from the full fit's optimum) and the group is
+forecast; a seeded random 10-fold split gives the error where every group is seen.
 
-**Honest error.** Error is :math:`|\\hat y / y - 1|`. Besides the in-sample fit it is
-reported from grouped cross-validation (:data:`~tokenomics.calibration.corpus.GROUPINGS`):
-for each hardware family, model family and source in turn, the parameters are refitted
-without that group's rows and the group is forecast. The prediction interval is the 10th
-to 90th percentile of the held-out speed ratios :math:`s / \\hat s` pooled over the three
-groupings; its coverage is itself cross-validated (each group judged by the interval of
-the other groups' held-out ratios).
+**Reproducible.** The full fit is the best of a fixed seeded start design
+(:func:`~tokenomics.calibration.pooling.starts`) on a problem that weak priors make well
+posed; :func:`cv_spread` refits everything from perturbed starts and reports how far each
+figure moves (the committed spread is in ``[cv_spread]``).
+
+**Intervals.** For each grouping the 10th and 90th percentiles of the held-out log ratios
+:math:`\\log(s / \\hat s)` of speeds give the interval of a forecast whose group of that kind
+the corpus has not seen; the random split's give the interval where all are seen. A forecast
+unseen in several respects widens each side in quadrature (:func:`interval_for`). Coverage
+is itself cross-validated: each group judged by the interval of the other groups' ratios.
 
 Reserved rows (MLPerf Inference v5.1 and later, the LMSYS/SGLang blog's large-scale
 deployment figures) are never part of the fit or of the tests.
 
 References
 ----------
-.. [1] SciPy ``least_squares`` (trust-region reflective, soft-L1 loss).
+.. [1] SciPy ``least_squares`` (trust-region reflective).
 .. [2] T. Hastie, R. Tibshirani, J. Friedman, "The Elements of Statistical Learning", 2nd ed.,
    §7.10 (cross-validation).
 """
@@ -44,7 +52,7 @@ References
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -55,44 +63,33 @@ import pandas as pd
 from tokenomics.calibration.corpus import GROUPINGS, CorpusRow, bound, load_corpus
 from tokenomics.calibration.design import Design, build_design, predict_rows
 from tokenomics.calibration.measurements import Measurement, speed
+from tokenomics.calibration.pooling import (
+    HELD,
+    LEVELS,
+    PARAMS,
+    SEED,
+    STARTS,
+    Fit,
+    Problem,
+    fit_problem,
+    to_fitted,
+)
 from tokenomics.core import checks as V
 from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir, model, read_toml
+from tokenomics.data.deployment import check_deployment
 from tokenomics.data.specs import ROOFLINE, Efficiency
 
-PARAMS = ("mbu", "mfu", "overlap", "expert_half_tokens", "attention_mfu_scale",
-          "fp4_mfu_scale", "link_efficiency", "step_overhead_s", "layer_overhead_s",
-          "request_overhead_s", "expert_imbalance")
-_LOWER = np.array([0.05, 0.05, 0.0, 0.0, 0.05, 0.05, 0.05, 0.0, 0.0, 0.0, 0.0])
-_UPPER = np.array([1.0, 1.0, 1.0, 4096.0, 1.0, 1.0, 1.0, 0.05, 1e-3, 0.05, 4.0])
-# fp4_mfu_scale starts at 1 (no penalty): a fold without FP4 rows leaves it there
-_START = np.array([0.7, 0.6, 0.5, 100.0, 0.5, 1.0, 0.7, 0.002, 1e-5, 0.005, 0.1])
-_XSCALE = np.array([0.1, 0.1, 0.1, 100.0, 0.1, 0.1, 0.1, 0.001, 1e-5, 0.001, 0.1])
-F_SCALE = 0.1
+#: Quantiles of the held-out speed ratios that bound the 80% interval.
 INTERVAL = (0.1, 0.9)
-#: Parameters held at a value instead of fitted, and why. The time per step is held at 0:
-#: the full fit puts it at 0.012 ms beside 0.09 ms per layer (the fixed cost graphs do not
-#: hide scales with the kernels, i.e. with the layers), and left free it takes a held-out
-#: model family's light-load overhead as a 7.5 ms time per step (Llama 3.1 8B's TPOT then
-#: 1.5-1.9x too long). Held at 0, TPOT under load with the model family held out goes
-#: 16.1% -> 14.0% (docs/validation.md).
-FIXED: dict[str, float] = {"step_overhead_s": 0.0}
-_FREE = np.array([p not in FIXED for p in PARAMS])
-
+#: Folds of the random split (every group seen), and its seed.
+KFOLDS = 10
+#: Parameters held at a value instead of fitted (:data:`~tokenomics.calibration.pooling.HELD`).
+FIXED = HELD
 #: Published figures the corpus cannot express yet, and why.
 UNEXPRESSED: tuple[tuple[str, str], ...] = ()
-
-
-def _efficiency(theta: Any, name: str = "") -> Efficiency:
-    return Efficiency(**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)},
-                      collective_overlap=0.0, name=name)
-
-
-def _full(free: np.ndarray) -> np.ndarray:
-    """All :data:`PARAMS` from the free ones, the :data:`FIXED` ones at their values."""
-    theta = np.array([FIXED.get(p, 0.0) for p in PARAMS])
-    theta[_FREE] = free
-    return theta
+#: The groupings a user's forecast can be new in (a forecast is always a new "source").
+NOVELTY = ("stack", "hardware_family", "model_family")
 
 
 def predict(m: Measurement, efficiency: Efficiency = ROOFLINE) -> float:
@@ -105,48 +102,50 @@ def predict(m: Measurement, efficiency: Efficiency = ROOFLINE) -> float:
 
 
 def calibration_rows() -> list[CorpusRow]:
-    """The corpus rows the fit uses: every row not reserved for validation and not marked
-    bound-only (``fitted`` False)."""
-    return [r for r in load_corpus() if r.fitted]
+    """The corpus rows the fit uses: every row not reserved for validation, not marked
+    bound-only (``fitted`` False) and not a prefill pool's."""
+    return [r for r in load_corpus() if r.fitted and r.pool != "prefill"]
 
 
 def excluded_rows() -> pd.DataFrame:
-    """Published figures not used for the fit, with the reason: reserved corpus rows and
-    the figures the corpus cannot express yet (:data:`UNEXPRESSED`)."""
+    """Published figures not used for the fit, with the reason: reserved corpus rows, the
+    bound-only rows and the figures the corpus cannot express yet (:data:`UNEXPRESSED`)."""
     recs = [dict(id=r.id, reason="reserved for independent validation (never fitted)")
             for r in load_corpus(include_reserved=True) if r.reserved]
     recs += [dict(id=r.id, reason="bound check only: " + r.assumptions.split("; ")[-1])
-             for r in load_corpus() if not r.fitted]
+             for r in load_corpus() if not r.fitted or r.pool == "prefill"]
     recs += [dict(id=i, reason=why) for i, why in UNEXPRESSED]
     return pd.DataFrame(recs, columns=["id", "reason"])
 
 
-def _residuals(free: np.ndarray, d: Design, idx: np.ndarray) -> np.ndarray:
-    return np.log(predict_rows(d, _efficiency(_full(free)))[idx] / d.measured[idx])
+def fit_design(d: Design, idx: Any = None, start: Fit | None = None, *,
+               n_starts: int = STARTS, perturb: float = 0.0, seed: int = SEED) -> Fit:
+    """Fit the parameters to the rows ``idx`` of a design (default: all).
+
+    Parameters
+    ----------
+    start : Fit, optional
+        Start from this fit (a held-out fold starts from the full fit); default the best of
+        the seeded start design.
+    n_starts, perturb, seed
+        The start design's size, a relative perturbation of every start (the
+        reproducibility check, :func:`cv_spread`) and its seed.
+
+    Raises
+    ------
+    TokenomicsError
+        With fewer rows than parameters.
+    """
+    return fit_problem(Problem(d, idx), start, n_starts=n_starts, perturb=perturb, seed=seed)
 
 
-def fit_design(d: Design, idx: Any = None) -> np.ndarray:
-    """Fit :data:`PARAMS` to the rows ``idx`` of a design (default: all); the
-    :data:`FIXED` ones keep their values."""
-    from scipy.optimize import least_squares
-
-    idx = np.arange(len(d.ids)) if idx is None else np.asarray(idx)
-    if len(idx) < len(PARAMS):
-        raise TokenomicsError(f"need at least {len(PARAMS)} measurements to fit, got {len(idx)}")
-    res = least_squares(_residuals, _START[_FREE], args=(d, idx),
-                        bounds=(_LOWER[_FREE], _UPPER[_FREE]), loss="soft_l1",
-                        f_scale=F_SCALE, x_scale=_XSCALE[_FREE], xtol=1e-10, ftol=1e-10,
-                        gtol=1e-10, max_nfev=2000)   # converges in ~50 evaluations
-    return _full(np.asarray(res.x, float))
-
-
-def fit(rows: list[CorpusRow] | None = None) -> np.ndarray:
+def fit(rows: list[CorpusRow] | None = None) -> Fit:
     """Fit the efficiency model to corpus rows (default: :func:`calibration_rows`).
 
     Returns
     -------
-    numpy.ndarray
-        The parameters in :data:`PARAMS` order.
+    Fit
+        The pooled parameters and each stack's and hardware family's offsets.
 
     Raises
     ------
@@ -164,8 +163,16 @@ def _speed_ratio(d: Design, pred: np.ndarray) -> np.ndarray:
     return np.where(d.kind == "speed", d.measured / pred, pred / d.measured)
 
 
+def _labels(rows: list[CorpusRow], g: str) -> np.ndarray:
+    if g == "rows":          # the random split: seeded fold numbers
+        rng = np.random.default_rng(SEED)
+        return np.array([f"fold{k}" for k in rng.permutation(len(rows)) % KFOLDS])
+    return np.array([getattr(r, g) for r in rows])
+
+
 def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None,
-               progress: Any = None) -> pd.DataFrame:
+               progress: Any = None, full: Fit | None = None, *, perturb: float = 0.0,
+               groupings: tuple[str, ...] = (*GROUPINGS, "rows")) -> pd.DataFrame:
     """Held-out forecasts of every row under each grouping (module notes).
 
     Parameters
@@ -173,33 +180,42 @@ def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None,
     rows : list of CorpusRow, optional
         Default :func:`calibration_rows`.
     d : Design, optional
-        Their design matrix, when the caller has built it already.
+        Their design, when the caller has built it already.
     progress : callable, optional
         Called as ``progress(done, total, label)`` after each held-out fit (``label`` is
         ``"<grouping>=<group>"``), for a progress bar; the result does not depend on it.
+    full : Fit, optional
+        The fit of all rows the folds start from; default a fresh :func:`fit_design`.
+    perturb : float
+        Relative perturbation of every fold's start (:func:`cv_spread`).
+    groupings : tuple of str
+        The groupings; ``"rows"`` is the seeded random :data:`KFOLDS`-fold split.
 
     Returns
     -------
     pandas.DataFrame
-        ``id`` and, for each grouping ``g`` of
-        :data:`~tokenomics.calibration.corpus.GROUPINGS`, ``cv_<g>`` (the forecast by a fit
-        without the row's group) and ``cv_<g>_ratio`` (measured / forecast, as speeds).
+        ``id`` and, for each grouping ``g``, ``cv_<g>`` (the forecast by a fit without the
+        row's group) and ``cv_<g>_ratio`` (measured / forecast, as speeds).
     """
     rows = calibration_rows() if rows is None else rows
     d = build_design(rows) if d is None else d
+    full = fit_design(d, perturb=perturb, seed=SEED) if full is None else full
     out = pd.DataFrame({"id": d.ids})
-    folds = [(g, v) for g in GROUPINGS for v in np.unique([getattr(r, g) for r in rows])]
+    labels = {g: _labels(rows, g) for g in groupings}
+    total = sum(len(np.unique(v)) for v in labels.values())
     done = 0
-    for g in GROUPINGS:
-        labels = np.array([getattr(r, g) for r in rows])
+    for k, g in enumerate(groupings):
+        lab = labels[g]
         pred = np.full(len(rows), np.nan)
-        for v in np.unique(labels):
-            test = labels == v
-            theta = fit_design(d, np.flatnonzero(~test))
-            pred[test] = predict_rows(d, _efficiency(theta))[test]
+        for j, v in enumerate(np.unique(lab)):
+            test = lab == v
+            f = fit_design(d, np.flatnonzero(~test), full, perturb=perturb,
+                           seed=SEED + 97 * k + j)
+            pred[test] = predict_rows(d.take(np.flatnonzero(test)),
+                                      f.row_parameters(d.take(np.flatnonzero(test))))
             done += 1
             if progress is not None:
-                progress(done, len(folds), f"{g}={v}")
+                progress(done, total, f"{g}={v}")
         out[f"cv_{g}"] = pred
         out[f"cv_{g}_ratio"] = _speed_ratio(d, pred)
     return out
@@ -217,15 +233,27 @@ def _cv_coverage(ratios: np.ndarray, labels: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class Calibration:
-    """The committed calibration: parameters, interval, cross-validated error, provenance.
+    """The committed calibration: parameters, intervals, cross-validated error, provenance.
 
     Attributes
     ----------
     efficiency : Efficiency
+        The pooled parameters, with every fitted stack's and hardware family's values
+        (``stacks``, ``families``): the ``"calibrated"`` preset.
     ratio_low, ratio_high : float
-        10th and 90th percentile of the grouped held-out speed ratios (measured / forecast).
+        10th and 90th percentile of the held-out speed ratios (measured / forecast) pooled
+        over every grouping: the interval of a forecast about which nothing is known.
+    intervals : dict
+        Grouping (and ``"rows"``, the random split) -> (low, high) speed ratios.
+    seen : dict
+        Grouping -> the groups the fit saw (``stack``, ``hardware_family``,
+        ``model_family``), for :func:`interval_for`.
+    hardware_families, model_families : dict
+        Catalog id -> family, as the corpus groups them.
     cv : dict
         Cross-validated summary figures as committed (median errors, coverage).
+    spread : dict
+        Each figure's largest distance from the committed one over perturbed starts.
     date, command : str
     inputs : tuple of str
         The corpus row ids fitted.
@@ -234,14 +262,19 @@ class Calibration:
     efficiency: Efficiency
     ratio_low: float
     ratio_high: float
+    intervals: dict[str, tuple[float, float]]
+    seen: dict[str, tuple[str, ...]]
+    hardware_families: dict[str, str]
+    model_families: dict[str, str]
     cv: dict[str, float]
     date: str
     command: str
     inputs: tuple[str, ...]
+    spread: dict[str, float] = field(default_factory=dict)
 
     @property
     def loo_ratio_low(self) -> float:
-        """0.1 name of :attr:`ratio_low` (the interval is now from grouped folds)."""
+        """0.1 name of :attr:`ratio_low`."""
         return self.ratio_low
 
     @property
@@ -255,6 +288,38 @@ def calibration_path() -> Path:
     return catalog_dir("measurements") / "calibrated.toml"
 
 
+def _number(p: Path, where: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise CatalogError(f"{p}: field {where}: must be a number, got {v!r}")
+    return float(v)
+
+
+def _offsets(p: Path, data: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for level, params in LEVELS.items():
+        table = data.get("offsets", {}).get(level, {})
+        if not isinstance(table, dict):
+            raise CatalogError(f"{p}: field offsets.{level}: must be a table")
+        out[level] = {}
+        for g, vals in table.items():
+            if not isinstance(vals, dict) or set(vals) != set(params):
+                raise CatalogError(f"{p}: field offsets.{level}.{g}: needs exactly "
+                                   f"{', '.join(params)}")
+            out[level][g] = np.array([_number(p, f"offsets.{level}.{g}.{q}", vals[q])
+                                      for q in params])
+    return out
+
+
+def _pair(p: Path, where: str, v: Any) -> tuple[float, float]:
+    if not isinstance(v, list) or len(v) != 2:
+        raise CatalogError(f"{p}: field {where}: needs [low, high]")
+    lo, hi = (_number(p, where, x) for x in v)
+    if not 0 < lo <= 1 <= hi:
+        raise CatalogError(f"{p}: field {where}: need 0 < low <= 1 <= high (an interval "
+                           f"around the forecast), got {lo!r}, {hi!r}")
+    return lo, hi
+
+
 @lru_cache(maxsize=1)
 def committed() -> Calibration:
     """The committed calibration (``measurements/calibrated.toml``).
@@ -266,30 +331,49 @@ def committed() -> Calibration:
     """
     p = calibration_path()
     data = read_toml(p)
-    for k in (*PARAMS, "ratio_low", "ratio_high", "cv", "date", "command", "inputs"):
+    for k in (*PARAMS, "interval", "seen", "hardware_families", "model_families", "cv",
+              "date", "command", "inputs"):
         if k not in data:
             raise CatalogError(f"{p}: field {k}: required key is missing")
-    for k in PARAMS:
-        if isinstance(data[k], bool) or not isinstance(data[k], (int, float)):
-            raise CatalogError(f"{p}: field {k}: must be a number, got {data[k]!r}")
+    raw = {q: _number(p, q, data[q]) for q in PARAMS}
     try:
-        eff = _efficiency([data[k] for k in PARAMS], name="calibrated")
+        Efficiency(**raw)                 # each value in its physical range, as written
+    except TokenomicsError as exc:
+        raise CatalogError(f"{p}: {exc}") from None
+    z = np.array([float(to_fitted(q, raw[q])) for q in PARAMS])
+    fit_ = Fit(z=z, offsets=_offsets(p, data))
+    fams = {str(k): str(v) for k, v in dict(data["hardware_families"]).items()}
+    try:
+        eff = fit_.efficiency(fams)
     except (TokenomicsError, TypeError, ValueError) as exc:
         raise CatalogError(f"{p}: {exc}") from None
-    lo, hi = data["ratio_low"], data["ratio_high"]
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (lo, hi)) \
-            or not 0 < lo <= 1 <= hi:
-        raise CatalogError(f"{p}: fields ratio_low, ratio_high: need 0 < low <= 1 <= high "
-                           f"(an interval around the forecast), got {lo!r}, {hi!r}")
-    return Calibration(efficiency=eff, ratio_low=float(data["ratio_low"]),
-                       ratio_high=float(data["ratio_high"]),
-                       cv={k: float(v) for k, v in data["cv"].items()},
-                       date=str(data["date"]), command=str(data["command"]),
-                       inputs=tuple(data["inputs"]))
+    intervals = {g: _pair(p, f"interval.{g}", v) for g, v in dict(data["interval"]).items()}
+    if "all" not in intervals:
+        raise CatalogError(f"{p}: field interval.all: required key is missing")
+    return Calibration(
+        efficiency=eff, ratio_low=intervals["all"][0], ratio_high=intervals["all"][1],
+        intervals=intervals, seen={g: tuple(v) for g, v in dict(data["seen"]).items()},
+        hardware_families=fams,
+        model_families={str(k): str(v) for k, v in dict(data["model_families"]).items()},
+        cv={k: float(v) for k, v in data["cv"].items()},
+        spread={k: float(v) for k, v in data.get("cv_spread", {}).items()},
+        date=str(data["date"]), command=str(data["command"]), inputs=tuple(data["inputs"]))
+
+
+def committed_fit() -> Fit:
+    """The committed parameters as a :class:`~tokenomics.calibration.pooling.Fit`."""
+    p = calibration_path()
+    data = read_toml(p)
+    committed()                          # validates the file
+    z = np.array([float(to_fitted(q, float(data[q]))) for q in PARAMS])
+    return Fit(z=z, offsets=_offsets(p, data))
 
 
 def efficiency_presets() -> dict[str, Efficiency]:
     """Named efficiency models: ``"roofline"`` (the bound) and ``"calibrated"`` (the forecast).
+
+    The calibrated preset holds the pooled values and each fitted stack's and hardware
+    family's: a :class:`~tokenomics.Deployment` that names its ``engine`` takes its own.
 
     Examples
     --------
@@ -304,44 +388,130 @@ def _is_moe(row: CorpusRow) -> bool:
     return model(row.model).moe is not None
 
 
+def interval_for(novel: tuple[str, ...] | None = None) -> tuple[float, float]:
+    """The 80% interval of a forecast new in the given respects, as speed ratios.
+
+    Parameters
+    ----------
+    novel : tuple of str, optional
+        Which of :data:`NOVELTY` (``"stack"``, ``"hardware_family"``, ``"model_family"``)
+        the corpus has not seen for the forecast; None: nothing is known (the pooled
+        interval of every grouping, :attr:`Calibration.ratio_low`/``ratio_high``).
+
+    Returns
+    -------
+    (low, high) : floats
+        Measured / forecast speed bounds: the source-family interval (every forecast is a
+        new source), each side widened in quadrature by each novel grouping's excess over
+        the random split's, :math:`\\ell = -\\sqrt{\\ell_{src}^2 + \\sum_{g}
+        \\max(\\ell_g^2 - \\ell_{rows}^2, 0)}` on the log scale (likewise above).
+    """
+    cal = committed()
+    if novel is None:
+        return cal.ratio_low, cal.ratio_high
+    if isinstance(novel, str) or not isinstance(novel, (tuple, list, set, frozenset)) or \
+            not all(isinstance(g, str) for g in novel):
+        raise TokenomicsError(f"novel must be a tuple of grouping names among "
+                              f"{', '.join(NOVELTY)} (or None), got {novel!r}")
+    bad = set(novel) - set(NOVELTY)
+    if bad:
+        raise TokenomicsError(f"novel must name groupings among {', '.join(NOVELTY)}, got "
+                              f"{', '.join(sorted(bad))}")
+    base = cal.intervals.get("rows", cal.intervals["all"])
+    src = cal.intervals.get("source_family", cal.intervals["all"])
+    out = []
+    for side in (0, 1):
+        b2 = np.log(base[side]) ** 2
+        s2 = np.log(src[side]) ** 2 + sum(max(np.log(cal.intervals[g][side]) ** 2 - b2, 0.0)
+                                          for g in novel if g in cal.intervals)
+        out.append(float(np.exp(np.sqrt(s2) * (1 if side else -1))))
+    return out[0], out[1]
+
+
+def novelty_of(dep: Any) -> tuple[str, ...]:
+    """Which of :data:`NOVELTY` the committed fit has not seen for a deployment: its stack
+    (none without an ``engine``), its hardware's family, its model's family."""
+    cal = committed()
+    out = []
+    if not dep.stack or dep.stack not in cal.seen.get("stack", ()):
+        out.append("stack")
+    if cal.hardware_families.get(dep.hardware.id) not in cal.seen.get("hardware_family", ()):
+        out.append("hardware_family")
+    if cal.model_families.get(dep.model.id) not in cal.seen.get("model_family", ()):
+        out.append("model_family")
+    return tuple(out)
+
+
+def forecast_interval(speed: Any, bound: Any, dep: Any = None) -> tuple[Any, Any]:
+    """Prediction interval of a calibrated speed [token/s], fast end capped at the bound.
+
+    Parameters
+    ----------
+    speed, bound : float or array_like
+        The calibrated forecast and the roofline bound [token/s].
+    dep : Deployment, optional
+        The deployment forecast: the interval widens for what the corpus has not seen of
+        it (:func:`novelty_of`, :func:`interval_for`); default the pooled interval.
+
+    Returns
+    -------
+    (low, high) : floats or arrays
+        ``speed x ratio_low`` and ``min(speed x ratio_high, bound)``; both bracket the
+        point forecast.
+    """
+    if dep is not None:
+        check_deployment(dep, "forecast_interval")
+    lo_r, hi_r = interval_for(None if dep is None else novelty_of(dep))
+    s = V.non_negative(speed, "speed", "token/s")
+    b = V.non_negative(bound, "bound", "token/s")
+    low = np.minimum(s * lo_r, s)
+    high = np.minimum(np.maximum(s * hi_r, s), np.maximum(b, s))
+    return low, high
+
+
+def _cv_frame(refit: bool, progress: Any) -> tuple[list[CorpusRow], Design, Fit, pd.DataFrame]:
+    rows = calibration_rows()
+    d = build_design(rows)
+    full = fit_design(d) if refit else committed_fit()
+    return rows, d, full, grouped_cv(rows, d, progress, full)
+
+
 def calibration_report(refit: bool = False, progress: Any = None) -> pd.DataFrame:
     """Every corpus row beside its bound, the calibrated forecast and its held-out forecasts.
 
     Parameters
     ----------
     refit : bool
-        Fit the parameters now instead of using the committed ones. The grouped held-out
-        forecasts are always recomputed (a fit per group, about a second each).
+        Fit the parameters now instead of using the committed ones. The held-out forecasts
+        are always recomputed (a fit per group, starting from the full fit's parameters).
     progress : callable, optional
         ``progress(done, total, label)`` after each held-out fit (:func:`grouped_cv`).
 
     Returns
     -------
     pandas.DataFrame
-        ``id``, ``model``, ``hardware``, the three group columns, ``metric``, ``moe``,
+        ``id``, ``model``, ``hardware``, the group columns, ``metric``, ``moe``,
         ``measured``, ``bound``, ``forecast``, ``forecast_low``, ``forecast_high`` (the row's
-        unit), ``relative_error`` (in-sample), ``cv_<grouping>_error`` for each grouping,
-        ``roofline`` (the roofline preset read the same way: every efficiency 1, no
-        overhead), ``roofline_relative_error`` and ``bound_relative_error``.
+        unit), ``relative_error`` (in-sample), ``cv_<grouping>_error`` for each grouping
+        and the random split, ``roofline`` (the roofline preset read the same way),
+        ``roofline_relative_error`` and ``bound_relative_error``.
     """
-    rows = calibration_rows()
-    d = build_design(rows)
-    cal = committed()
-    eff = _efficiency(fit_design(d)) if refit else cal.efficiency
-    f = predict_rows(d, eff)
-    cv = grouped_cv(rows, d, progress)
+    rows, d, full, cv = _cv_frame(refit, progress)
+    f = predict_rows(d, full.row_parameters(d))
     b = np.array([bound(r) for r in rows])
+    lo_r, hi_r = committed().ratio_low, committed().ratio_high
     speedy = d.kind == "speed"
-    lo = np.where(speedy, f * cal.ratio_low, f / cal.ratio_low)
-    hi = np.where(speedy, np.minimum(f * cal.ratio_high, b), np.maximum(f / cal.ratio_high, b))
+    lo = np.where(speedy, f * lo_r, f / lo_r)
+    hi = np.where(speedy, np.minimum(f * hi_r, b), np.maximum(f / hi_r, b))
     out = pd.DataFrame(dict(
         id=d.ids, model=[r.model for r in rows], hardware=[r.hardware for r in rows],
         **{g: [getattr(r, g) for r in rows] for g in GROUPINGS},
         metric=[r.metric for r in rows], moe=[_is_moe(r) for r in rows], measured=d.measured,
         bound=b, forecast=f, forecast_low=np.minimum(lo, hi), forecast_high=np.maximum(lo, hi),
         relative_error=np.abs(f / d.measured - 1)))
-    for g in GROUPINGS:
+    for g in (*GROUPINGS, "rows"):
         out[f"cv_{g}_error"] = np.abs(cv[f"cv_{g}"].to_numpy() / d.measured - 1)
+        out[f"cv_{g}_ratio"] = cv[f"cv_{g}_ratio"].to_numpy()
     out["roofline"] = predict_rows(d, ROOFLINE)
     out["roofline_relative_error"] = np.abs(out["roofline"].to_numpy() / d.measured - 1)
     out["bound_relative_error"] = np.abs(b / d.measured - 1)
@@ -354,12 +524,13 @@ def calibration_summary(report: pd.DataFrame | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per slice (``all``, ``moe``, ``tpot_under_load``, then each group of each
-        grouping), columns ``rows``, ``in_sample``, ``cv_<grouping>``, ``roofline`` (the
-        roofline preset's error) and ``bound`` (the bound's).
+        One row per slice (``all``, ``moe``, ``dense``, ``tpot_under_load``, then each
+        group of each grouping), columns ``rows``, ``in_sample``, ``cv_<grouping>`` (and
+        ``cv_rows``, the random split), ``roofline`` and ``bound``.
     """
     t = calibration_report() if report is None else report
     slices = {"all": np.ones(len(t), bool), "moe": t.moe.to_numpy(),
+              "dense": ~t.moe.to_numpy(),
               "tpot_under_load": (t.metric == "server_tpot_at_concurrency").to_numpy()}
     for g in GROUPINGS:
         for v in sorted(t[g].unique()):
@@ -368,7 +539,7 @@ def calibration_summary(report: pd.DataFrame | None = None) -> pd.DataFrame:
     for name, m in slices.items():
         rec: dict[str, Any] = dict(slice=name, rows=int(m.sum()),
                                    in_sample=float(t.relative_error[m].median()))
-        for g in GROUPINGS:
+        for g in (*GROUPINGS, "rows"):
             rec[f"cv_{g}"] = float(t[f"cv_{g}_error"][m].median())
         rec["roofline"] = float(t.roofline_relative_error[m].median())
         rec["bound"] = float(t.bound_relative_error[m].median())
@@ -376,97 +547,118 @@ def calibration_summary(report: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def transfer_report(source_group: str = "mlenergy-v3") -> pd.DataFrame:
-    """The committed forecast on a source's rows that the fit never saw (``fitted`` False).
+def transfer_report(source_family: str = "mlenergy") -> pd.DataFrame:
+    """A source family's rows forecast by a fit that never saw them (held out by source).
 
     Parameters
     ----------
-    source_group : str
-        Default ``"mlenergy-v3"``: 251 vLLM runs of the ML.ENERGY Leaderboard V3 (H100 and
-        B200), an engine the fit (TensorRT-LLM, MLPerf) does not model.
+    source_family : str
+        Default ``"mlenergy"``: the 251 vLLM runs of the ML.ENERGY Leaderboard V3 (H100 and
+        B200).
 
     Returns
     -------
     pandas.DataFrame
         ``id``, ``model``, ``hardware``, ``moe``, ``concurrency``, ``metric``, ``measured``,
-        ``bound``, ``forecast`` (the committed calibration), ``roofline`` (the roofline
-        preset), ``error`` and ``roofline_error`` (:math:`|\\hat y / y - 1|`), and
-        ``interval_holds`` (the committed 80% interval around the forecast holds the row).
+        ``bound``, ``forecast`` (the fit without the family), ``roofline``, ``error`` and
+        ``roofline_error`` (:math:`|\\hat y / y - 1|`), and ``interval_holds`` (the
+        source-family interval around the forecast holds the row).
 
     Raises
     ------
     TokenomicsError
-        When the source has no unfitted row.
-
-    Notes
-    -----
-    Nothing here is fitted to or tuned on: the parameters are the committed ones, fitted to
-    :func:`calibration_rows` only.
+        When the corpus has no fitted row of that source family.
     """
-    from tokenomics.calibration.corpus import forecast as corpus_forecast
-
-    if not isinstance(source_group, str):
-        raise TokenomicsError(f"source_group must be a corpus source name (a string such as "
-                              f"'mlenergy-v3'), got {source_group!r}")
-    rows = [r for r in load_corpus() if r.source_group == source_group and not r.fitted
-            and r.pool != "prefill"]
-    if not rows:
-        raise TokenomicsError(f"no unfitted corpus rows of source {source_group!r}")
-    cal = committed()
-    f = np.array([corpus_forecast(r, cal.efficiency) for r in rows])
-    ro = np.array([corpus_forecast(r, ROOFLINE) for r in rows])
-    y = np.array([r.measured for r in rows])
-    speedy = np.array([r.kind == "speed" for r in rows])
-    ratio = np.where(speedy, y / f, f / y)          # measured / forecast, as speeds
+    if not isinstance(source_family, str):
+        raise TokenomicsError(f"source_family must be a corpus source family (a string such "
+                              f"as 'mlenergy'), got {source_family!r}")
+    rows = calibration_rows()
+    test = np.array([r.source_family == source_family for r in rows])
+    if not test.any():
+        raise TokenomicsError(f"no fitted corpus rows of source family {source_family!r}")
+    d = build_design(rows)
+    f = fit_design(d, np.flatnonzero(~test), committed_fit())
+    dt = d.take(np.flatnonzero(test))
+    pred = predict_rows(dt, f.row_parameters(dt))
+    ro = predict_rows(dt, ROOFLINE)
+    kept = [r for r, t in zip(rows, test, strict=True) if t]
+    ratio = _speed_ratio(dt, pred)
+    lo, hi = committed().intervals.get("source_family", (committed().ratio_low,
+                                                         committed().ratio_high))
     return pd.DataFrame(dict(
-        id=[r.id for r in rows], model=[r.model for r in rows],
-        hardware=[r.hardware for r in rows], moe=[_is_moe(r) for r in rows],
-        concurrency=[r.batch_per_device for r in rows], metric=[r.metric for r in rows],
-        measured=y, bound=[bound(r) for r in rows], forecast=f, roofline=ro,
-        error=np.abs(f / y - 1), roofline_error=np.abs(ro / y - 1),
-        interval_holds=(ratio >= cal.ratio_low) & (ratio <= cal.ratio_high)))
+        id=dt.ids, model=[r.model for r in kept], hardware=[r.hardware for r in kept],
+        moe=[_is_moe(r) for r in kept], concurrency=dt.concurrency,
+        metric=[r.metric for r in kept], measured=dt.measured,
+        bound=[bound(r) for r in kept], forecast=pred, roofline=ro,
+        error=np.abs(pred / dt.measured - 1), roofline_error=np.abs(ro / dt.measured - 1),
+        interval_holds=(ratio >= lo) & (ratio <= hi)))
 
 
-def forecast_interval(speed: Any, bound: Any) -> tuple[Any, Any]:
-    """Prediction interval of a calibrated speed [token/s], fast end capped at the bound.
+def cv_figures(rows: list[CorpusRow], d: Design, full: Fit, cv: pd.DataFrame
+               ) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """The intervals and the cross-validated figures of a fit and its held-out forecasts."""
+    moe = np.array([_is_moe(r) for r in rows])
+    tpot = np.array([r.metric == "server_tpot_at_concurrency" for r in rows])
+    pred = predict_rows(d, full.row_parameters(d))
+    figs: dict[str, float] = {
+        "in_sample_median_error": float(np.median(np.abs(pred / d.measured - 1)))}
+    intervals: dict[str, tuple[float, float]] = {}
+    pooled = []
+    for g in (*GROUPINGS, "rows"):
+        err = np.abs(cv[f"cv_{g}"].to_numpy() / d.measured - 1)
+        ratios = cv[f"cv_{g}_ratio"].to_numpy()
+        lo, hi = (float(x) for x in np.quantile(ratios, INTERVAL))
+        intervals[g] = (min(lo, 1.0), max(hi, 1.0))
+        figs[f"{g}_median_error"] = float(np.median(err))
+        figs[f"{g}_moe_median_error"] = float(np.median(err[moe]))
+        figs[f"{g}_dense_median_error"] = float(np.median(err[~moe]))
+        figs[f"{g}_tpot_median_error"] = float(np.median(err[tpot]))
+        labels = _labels(rows, g)
+        figs[f"{g}_worst_group_median_error"] = float(max(
+            np.median(err[labels == v]) for v in np.unique(labels)))
+        figs[f"{g}_interval_coverage"] = _cv_coverage(ratios, labels)
+        if g != "rows":
+            pooled.append(ratios)
+    lo, hi = (float(x) for x in np.quantile(np.concatenate(pooled), INTERVAL))
+    intervals["all"] = (min(lo, 1.0), max(hi, 1.0))
+    return intervals, figs
+
+
+def cv_spread(n: int = 10, perturb: float = 0.01, progress: Any = None
+              ) -> pd.DataFrame:
+    """The cross-validated figures from ``n`` perturbed starts (the reproducibility check).
+
+    Every start of the full fit and of every fold is perturbed by a seeded relative noise
+    of width ``perturb`` (a different seed each run); a figure that moved by more than the
+    tolerance would be an optimiser's accident, not a result.
 
     Returns
     -------
-    (low, high) : floats or arrays
-        ``speed x ratio_low`` and ``min(speed x ratio_high, bound)``; both bracket the
-        point forecast.
+    pandas.DataFrame
+        One row per run, a column per figure of :func:`cv_figures`.
     """
-    cal = committed()
-    s = V.non_negative(speed, "speed", "token/s")
-    b = V.non_negative(bound, "bound", "token/s")
-    low = np.minimum(s * cal.ratio_low, s)
-    high = np.minimum(np.maximum(s * cal.ratio_high, s), np.maximum(b, s))
-    return low, high
-
-
-def _cv_figures(rows: list[CorpusRow], theta: np.ndarray,
-                progress: Any = None) -> tuple[float, float, dict]:
-    """The interval ratios and the committed cross-validated figures."""
+    rows = calibration_rows()
     d = build_design(rows)
-    cv = grouped_cv(rows, d, progress)
-    ratios = np.concatenate([cv[f"cv_{g}_ratio"].to_numpy() for g in GROUPINGS])
-    lo, hi = (float(x) for x in np.quantile(ratios, INTERVAL))
-    moe = np.array([_is_moe(r) for r in rows])
-    tpot = np.array([r.metric == "server_tpot_at_concurrency" for r in rows])
-    figs: dict[str, float] = {
-        "in_sample_median_error": float(np.median(np.abs(
-            predict_rows(d, _efficiency(theta)) / d.measured - 1)))}
-    for g in GROUPINGS:
-        err = np.abs(cv[f"cv_{g}"].to_numpy() / d.measured - 1)
-        figs[f"{g}_median_error"] = float(np.median(err))
-        figs[f"{g}_moe_median_error"] = float(np.median(err[moe]))
-        figs[f"{g}_tpot_median_error"] = float(np.median(err[tpot]))
-        figs[f"{g}_interval_coverage"] = _cv_coverage(
-            cv[f"cv_{g}_ratio"].to_numpy(), np.array([getattr(r, g) for r in rows]))
-    return lo, hi, figs
+    recs = []
+    for i in range(n):
+        full = fit_design(d, perturb=perturb, seed=SEED + 1000 * (i + 1))
+        cv = grouped_cv(rows, d, None, full, perturb=perturb)
+        recs.append(cv_figures(rows, d, full, cv)[1])
+        if progress is not None:
+            progress(i + 1, n, f"start {i + 1}")
+    return pd.DataFrame(recs)
 
 
-def write_calibration(path: Path | str | None = None, progress: Any = None) -> dict[str, Any]:
+def _toml_value(v: Any) -> str:
+    if isinstance(v, str):
+        return '"' + v.replace('"', "'") + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return repr(float(v))
+
+
+def write_calibration(path: Path | str | None = None, progress: Any = None,
+                      spread: dict[str, float] | None = None) -> dict[str, Any]:
     """Fit, cross-validate by group, and write the result as a calibration file.
 
     Parameters
@@ -476,6 +668,9 @@ def write_calibration(path: Path | str | None = None, progress: Any = None) -> d
         checkout, ``measurements/calibrated.toml`` is the file the library commits.
     progress : callable, optional
         ``progress(done, total, label)`` after each held-out fit (:func:`grouped_cv`).
+    spread : dict, optional
+        Each figure's spread over perturbed starts (:func:`cv_spread`), written as
+        ``[cv_spread]``.
 
     Returns
     -------
@@ -492,29 +687,49 @@ def write_calibration(path: Path | str | None = None, progress: Any = None) -> d
     if "_data" in installed.parts and p.resolve().is_relative_to(installed.resolve()):
         raise TokenomicsError(f"{p}: refusing to rewrite the installed package's calibration; "
                               f"give a path of your own (default ./calibrated.toml)")
+    if not p.parent.is_dir():           # before a minute of fitting, not after
+        raise TokenomicsError(f"cannot write {p}: folder {p.parent} does not exist; give a "
+                              f"path in a folder that exists and you may write to")
     rows = calibration_rows()
-    theta = fit(rows)
-    lo, hi, figs = _cv_figures(rows, theta, progress)
-    data = {**{k: float(v) for k, v in zip(PARAMS, theta, strict=True)},
-            "ratio_low": lo, "ratio_high": hi,
-            "date": _dt.date.today().isoformat(),
-            "command": "tokenomics calibrate --write measurements/calibrated.toml",
-            "inputs": [r.id for r in rows]}
+    d = build_design(rows)
+    full = fit_design(d)
+    cv = grouped_cv(rows, d, progress, full)
+    intervals, figs = cv_figures(rows, d, full, cv)
+    pooled = full.pooled()
+    data: dict[str, Any] = {**pooled, "date": _dt.date.today().isoformat(),
+                            "command": "tokenomics calibrate --write measurements/calibrated.toml",
+                            "inputs": [r.id for r in rows]}
     lines = ["# Efficiencies fitted to measurements/corpus.csv by tokenomics.calibration.fitting.",
-             "# Refit with: tokenomics calibrate --write measurements/calibrated.toml", ""]
-    for k, v in data.items():
-        if isinstance(v, str):
-            lines.append(f'{k} = "{v}"')
-        elif isinstance(v, list):
-            lines.append(f"{k} = [{', '.join(repr(x).replace(chr(39), chr(34)) for x in v)}]")
-        else:
-            lines.append(f"{k} = {v!r}")
+             "# Refit with: tokenomics calibrate --write measurements/calibrated.toml",
+             "# Pooled values in their own units; offsets in the fitted coordinates",
+             "# (tokenomics.calibration.pooling.TRANSFORMS: logit of a fraction, log of a time).",
+             ""]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in data.items()]
+    for level in LEVELS:
+        for g, off in sorted(full.offsets.get(level, {}).items()):
+            lines += ["", f'[offsets.{level}."{g}"]']
+            lines += [f"{q} = {float(x)!r}" for q, x in zip(LEVELS[level], off, strict=True)]
+    lines += ["", "# Measured / forecast speed ratios bounding 80% of the held-out rows", "[interval]"]
+    lines += [f"{g} = [{lo!r}, {hi!r}]" for g, (lo, hi) in intervals.items()]
+    lines += ["", "# The groups the fit saw", "[seen]"]
+    lines += [f"{g} = {_toml_value(sorted({getattr(r, g) for r in rows}))}" for g in NOVELTY]
+    lines += ["", "[hardware_families]"]
+    lines += [f'"{h}" = "{f}"' for h, f in sorted({(r.hardware, r.hardware_family)
+                                                    for r in rows})]
+    lines += ["", "[model_families]"]
+    lines += [f'"{m}" = "{f}"' for m, f in sorted({(r.model, r.model_family) for r in rows})]
     lines += ["", "# Grouped cross-validation (each group refitted without its rows)", "[cv]"]
     lines += [f"{k} = {v!r}" for k, v in figs.items()]
+    if spread:
+        lines += ["", "# Largest distance of each figure from the above over perturbed starts",
+                  "[cv_spread]"]
+        lines += [f"{k} = {v!r}" for k, v in spread.items()]
     try:
         p.write_text("\n".join(lines) + "\n")
     except OSError as exc:
         raise TokenomicsError(f"cannot write {p}: {exc.strerror}; give a path in a folder "
                               f"that exists and you may write to") from None
     committed.cache_clear()
-    return {**data, "cv": figs}
+    return {**data, "cv": figs, "intervals": intervals,
+            "offsets": full.offset_table()}
+

@@ -25,6 +25,8 @@ Modules
     Where users' own catalog folders are found: the search path of the catalog loader.
 ``workload``
     Small value objects for argument groups that travel together: a workload, an SLO, a link.
+``lengths``
+    Request-length distributions of benchmark workloads, as weighted quadrature nodes.
 """
 
 from tokenomics.core.lazy import attach
@@ -92,7 +94,11 @@ _EXPORTS = {
     "Link": ".workload",
     "accepts_legacy": ".workload",
     "accepts_legacy_forms": ".workload",
+    "RequestLengths": ".lengths",
+    "workloads_path": ".lengths",
+    "request_lengths": ".lengths",
+    "request_lengths_table": ".lengths",
 }
-_MODULES = ('boundary', 'catalog', 'deployment', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload',)
+_MODULES = ('boundary', 'catalog', 'deployment', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload', 'lengths',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -112,6 +112,13 @@ class Deployment:
     comm_overlap : float
         Fraction of communication time hidden behind compute, [0, 1] (default 0: none). At
         most the step's compute-and-memory time can be hidden.
+    engine : str, optional
+        The serving engine (``"trtllm"``, ``"vllm"``, ``"sglang"``...). With an efficiency
+        fitted per stack (the calibrated preset), the deployment takes the values of its
+        stack, ``"<vendor>-<engine>"``, on its hardware's family
+        (:meth:`~tokenomics.data.specs.Efficiency.for_stack`); None (default) or a stack the
+        calibration has not seen takes the pooled values. The roofline bound does not
+        depend on it.
     allreduce_algorithm : {"auto", "ring", "tree", "one_shot", "two_shot"}
         All-reduce algorithm (see :mod:`tokenomics.physics.collectives`); ``"auto"`` takes the fastest.
     kv_shard : {"heads", "all"}
@@ -151,6 +158,7 @@ class Deployment:
     comm_overlap: float = 0.0
     allreduce_algorithm: str = "auto"
     redundant_experts: int = 0
+    engine: str | None = None
 
     def __post_init__(self) -> None:
         coerce_fields(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})
@@ -164,12 +172,28 @@ class Deployment:
             raise TokenomicsError(f"efficiency must be an Efficiency (tk.ROOFLINE, "
                                   f"tk.efficiency_presets(), tk.Efficiency(...)), got "
                                   f"{self.efficiency!r}")
+        self._resolve_stack()
         self._check_parallel_sizes()
         self._check_layout()
         self._check_communication()
         self._resolve_formats()
         self._check_memory_budget()
         self._check_compute_format()
+
+    @property
+    def stack(self) -> str:
+        """``"<vendor>-<engine>"`` (e.g. ``"nvidia-trtllm"``), or ``""`` without an engine."""
+        return f"{self.hardware.vendor.lower()}-{self.engine}" if self.engine else ""
+
+    def _resolve_stack(self) -> None:
+        """Check ``engine`` and give the efficiency its stack's values (when it has any)."""
+        e = self.engine
+        if e is not None and (not isinstance(e, str) or not e or e != e.strip().lower()):
+            raise TokenomicsError(f"engine must be a lowercase engine name such as 'trtllm', "
+                                  f"'vllm' or 'sglang', or None, got {e!r}")
+        if self.efficiency.stacks:
+            object.__setattr__(self, "efficiency",
+                               self.efficiency.for_stack(self.stack, self.hardware.id))
 
     @property
     def comm_hidden_share(self) -> float:

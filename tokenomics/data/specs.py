@@ -567,6 +567,11 @@ class Efficiency:
         Fixed time per forward step (launches, scheduling, sampling) [s].
     layer_overhead_s : float
         Fixed time per layer per step (kernel launches that CUDA graphs do not hide) [s].
+    token_overhead_s : float
+        Host time per sampled token per step of one scheduler [s] (sampling, detokenising,
+        building the next batch: work that grows with the sequences a step samples); each
+        attention-data-parallel rank runs its own, so a step of :math:`R` sampled rows over
+        :math:`d` ranks adds :math:`t_\mathrm{tok} R / d`. Default 0.
     link_efficiency : float
         Achieved fraction of scale-up and scale-out link bandwidth in collectives, (0, 1].
     collective_overhead_s : float
@@ -579,6 +584,14 @@ class Efficiency:
         Tokens per routed expert at which a grouped expert GEMM reaches half of ``mfu``
         [token], >= 0: at :math:`m` tokens per expert it runs at
         :math:`\mathrm{mfu}\, m / (m + m_{1/2})`. 0 (default): full ``mfu`` at any size.
+    expert_tile_tokens : float
+        Rows of the tile a grouped expert GEMM computes in [token], >= 0: an expert that
+        receives :math:`m` tokens is computed as if it had
+        :math:`m_\mathrm{eff} = (m^4 + T^4)^{1/4}` (about :math:`\max(m, T)`: a tile of
+        :math:`T` rows runs whole however few of them are filled), so its compute runs at
+        :math:`\mathrm{mfu}\, m / m_\mathrm{eff}` and at a few tokens per expert the
+        operator is bound by reading the experts' weights, as measured; far above :math:`T`
+        the penalty vanishes. 0 (default): full ``mfu`` at any size.
     attention_mfu_scale : float
         Attention kernels' (scores and weighted values) fraction of peak relative to ``mfu``,
         > 0; ``mfu x attention_mfu_scale`` must not exceed 1. Default 1.
@@ -609,6 +622,18 @@ class Efficiency:
     name : str
         The preset's name (``"calibrated"`` for the committed fit); not compared. Every
         result carries :attr:`label` so that a table says what produced it.
+    stack : str
+        The serving stack these values are for (``"nvidia-trtllm"``, ``"amd-vllm"``...),
+        ``"pooled"`` for the pooled fit of a stack the calibration did not see, or ``""``
+        (not stack-specific); not compared.
+    stacks : mapping, optional
+        Values of a calibration fitted with partial pooling by serving stack and hardware
+        family: ``"<stack>|<hardware family>" -> {field: value}``, with ``""`` for a stack
+        or family the fit did not see (the pooled values under ``"|"``). A
+        :class:`~tokenomics.Deployment` takes its own values from such an efficiency
+        (:meth:`for_stack`); not compared.
+    families : mapping, optional
+        Hardware id -> hardware family, for :attr:`stacks`; not compared.
 
     Notes
     -----
@@ -624,16 +649,21 @@ class Efficiency:
     mbu: float = 1.0
     step_overhead_s: float = 0.0
     layer_overhead_s: float = 0.0
+    token_overhead_s: float = 0.0
     link_efficiency: float = 1.0
     collective_overhead_s: float = 0.0
     overlap: float = 1.0
     expert_half_tokens: float = 0.0
+    expert_tile_tokens: float = 0.0
     attention_mfu_scale: float = 1.0
     request_overhead_s: float = 0.0
     fp4_mfu_scale: float = 1.0
     expert_imbalance: float = 0.0
     collective_overlap: float = 1.0
     name: str = field(default="", compare=False)
+    stack: str = field(default="", compare=False)
+    stacks: Any = field(default=None, compare=False, repr=False)
+    families: Any = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -643,17 +673,68 @@ class Efficiency:
             return self.name
         return "roofline" if self == ROOFLINE else "custom"
 
+    def for_stack(self, stack: str, hardware: str = "") -> Efficiency:
+        """The values for a serving stack (``"<vendor>-<engine>"``) on a device (its catalog
+        id): the fit's own for the stack and the device's family where :attr:`stacks` has
+        them, the pooled ones for what it has not seen; without :attr:`stacks`, this
+        efficiency unchanged. :attr:`stack` then names what was used
+        (``"<stack>|<family>"``, an unseen part empty).
+
+        Examples
+        --------
+        >>> e = Efficiency(mbu=0.8, stacks={"|": {"mbu": 0.8}, "amd-vllm|": {"mbu": 0.6}})
+        >>> e.for_stack("amd-vllm").mbu, e.for_stack("intel-tgi").stack
+        (0.6, '|')
+        """
+        if not self.stacks:
+            return self
+        if not isinstance(stack, str) or not isinstance(hardware, str):
+            raise TokenomicsError(f"a stack is a string '<vendor>-<engine>' and a hardware a "
+                                  f"catalog id, got {stack!r}, {hardware!r}")
+        fam = (self.families or {}).get(hardware, "")
+        for key in (f"{stack}|{fam}", f"{stack}|", f"|{fam}", "|"):
+            if key in self.stacks:
+                return replace(self, **self.stacks[key], stack=key)
+        raise TokenomicsError("efficiency stacks has no pooled values (key '|')")
+
     def __post_init__(self) -> None:
         coerce_fields(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
+                       "token_overhead_s": "s",
                        "collective_overhead_s": "s", "request_overhead_s": "s"})
         if not isinstance(self.name, str):
             raise TokenomicsError(f"efficiency name must be a string, got {self.name!r}")
+        if not isinstance(self.stack, str):
+            raise TokenomicsError(f"efficiency stack must be a string, got {self.stack!r}")
+        self._check_stacks()
         for f in fields(self):
-            if f.name == "name":
+            if f.name in ("name", "stack", "stacks", "families"):
                 continue
             v = getattr(self, f.name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise TokenomicsError(f"efficiency {f.name} must be a number, got {v!r}")
+        self._check_ranges()
+
+    def _check_stacks(self) -> None:
+        """``stacks`` maps ``"<stack>|<family>"`` to known fields (the pooled under ``"|"``)."""
+        if self.stacks is not None:
+            if not isinstance(self.stacks, Mapping) or "|" not in self.stacks or not all(
+                    isinstance(k, str) and isinstance(v, Mapping)
+                    for k, v in self.stacks.items()):
+                raise TokenomicsError("efficiency stacks must map each '<stack>|<family>' "
+                                      "to a mapping of field values, the pooled ones "
+                                      "under '|'")
+            known = {f.name for f in fields(self)} - {"name", "stack", "stacks", "families"}
+            bad = {k for v in self.stacks.values() for k in v} - known
+            if bad:
+                raise TokenomicsError(f"efficiency stacks name unknown fields: "
+                                      f"{', '.join(sorted(bad))}")
+            object.__setattr__(self, "stacks", {k: dict(v) for k, v in self.stacks.items()})
+            if self.families is not None:
+                object.__setattr__(self, "families", {str(k): str(v)
+                                                      for k, v in dict(self.families).items()})
+
+    def _check_ranges(self) -> None:
+        """Every field within its physical range (fractions, times, counts)."""
         for name in ("mfu", "mbu", "link_efficiency", "fp4_mfu_scale"):
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
@@ -670,7 +751,7 @@ class Efficiency:
                 f"efficiency attention_mfu_scale must be > 0 with mfu x attention_mfu_scale "
                 f"<= 1, got {self.attention_mfu_scale!r} at mfu {self.mfu!r}")
         for name in ("step_overhead_s", "layer_overhead_s", "collective_overhead_s",
-                     "request_overhead_s"):
+                     "request_overhead_s", "token_overhead_s"):
             v = getattr(self, name)
             if not (v >= 0.0 and math.isfinite(v)):
                 raise TokenomicsError(f"efficiency {name} must be >= 0 seconds, got {v!r}")
@@ -678,6 +759,9 @@ class Efficiency:
             raise TokenomicsError(f"efficiency expert_imbalance must be >= 0 (the busiest "
                                   f"expert-parallel rank's excess load over the mean), got "
                                   f"{self.expert_imbalance!r}")
+        if not (self.expert_tile_tokens >= 0.0 and math.isfinite(self.expert_tile_tokens)):
+            raise TokenomicsError(f"efficiency expert_tile_tokens must be >= 0 tokens, got "
+                                  f"{self.expert_tile_tokens!r}")
         if not (self.expert_half_tokens >= 0.0 and math.isfinite(self.expert_half_tokens)):
             raise TokenomicsError(f"efficiency expert_half_tokens must be >= 0 tokens, got "
                                   f"{self.expert_half_tokens!r}")

@@ -67,7 +67,8 @@ def _step_time(dep: Deployment, B: Any, C: float, T: float = 1.0) -> np.ndarray:
     """Exact decode step time at real-valued batch ``B``, ``T`` tokens per sequence, through
     the full engine [s] (the reference :func:`decode_curve`'s lines are tested against)."""
     b = np.asarray(B, float) / dep.pp
-    return step_seconds(dep, step_costs(dep, b, T, C, T), b, T, T, "decode")
+    return step_seconds(dep, step_costs(dep, b, T, C, T), b, T, T, "decode",
+                        np.asarray(B, float) * T)
 
 
 #: Decode curves kept per deployment, by context and speculation option: a frontier asked

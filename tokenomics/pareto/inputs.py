@@ -48,7 +48,7 @@ def with_efficiency(deps: list[Deployment], efficiency: Any) -> list[Deployment]
 def _with(dep: Deployment, e: Efficiency) -> Deployment:
     """``dep`` under efficiency ``e``: itself when it has it, else a copy kept on it (so a
     frontier asked again under the same preset finds the copy's decode curves)."""
-    if dep.efficiency == e:
+    if dep.efficiency == e or dep.efficiency == e.for_stack(dep.stack, dep.hardware.id):
         return dep
     kept = dep.__dict__.setdefault("_with_efficiency", {})
     copy = kept.get(e)

@@ -61,6 +61,10 @@ _EXPORTS = {
     "step_seconds": ".engine",
     "compute_scale": ".engine",
     "expert_load_factor": ".engine",
+    "operator_scale": ".engine",
+    "grouped_gemm_efficiency": ".engine",
+    "load_factor": ".engine",
+    "fixed_overhead": ".engine",
     "step_result": ".engine",
     "attention_pair_flops": ".formulas",
     "mla_absorbed_pair_flops": ".formulas",
@@ -139,6 +143,8 @@ _EXPORTS = {
     "step_lines": ".lines",
     "experts_of": ".lines",
     "two_point_line": ".lines",
+    "host_seconds": ".engine",
+    "mixed_costs_over": ".operators",
 }
 _MODULES = ('collectives', 'engine', 'formulas', 'kv', 'lines', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
 

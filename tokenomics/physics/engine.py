@@ -341,16 +341,63 @@ def compute_scale(dep: Deployment, op: OpCost) -> Any:
     A grouped GEMM with few rows per expert runs its tiles mostly empty; the saturating form
     is the simplest with one parameter, the tokens at half efficiency.
     """
-    eff = dep.efficiency
-    if op.name == "attn_core":
-        return eff.attention_mfu_scale * _fp4_scale(eff, dep.attention_dtype)
-    fp4 = _fp4_scale(eff, dep.compute_dtype)
-    if op.name == "moe_experts" and eff.expert_half_tokens > 0.0:
+    tokens = None
+    if op.name == "moe_experts":
         w = np.asarray(op.weight_bytes, float)
-        m = np.asarray(op.flops, float) * bytes_per_element(dep.expert_dtype) / (
-            2.0 * np.where(w > 0, w, 1.0))
-        return fp4 * np.where(w > 0, m / (m + eff.expert_half_tokens), 1.0)
+        tokens = np.where(w > 0, np.asarray(op.flops, float) * bytes_per_element(
+            dep.expert_dtype) / (2.0 * np.where(w > 0, w, 1.0)), np.inf)
+    return operator_scale(op.name, dep.efficiency, dtype(dep.compute_dtype).peak == "fp4",
+                          dtype(dep.attention_dtype).peak == "fp4", tokens)
+
+
+def operator_scale(name: str, p: Any, gemm_fp4: Any, attention_fp4: Any,
+                   tokens_per_expert: Any = None) -> Any:
+    r"""Fraction of ``mfu`` an operator's FLOPs run at, from the efficiency's parameters.
+
+    The law behind :func:`compute_scale`, on plain values: ``p`` is an
+    :class:`~tokenomics.data.specs.Efficiency` or any object with its fields as attributes
+    (the calibration passes one array per field, a value per corpus row), ``gemm_fp4`` and
+    ``attention_fp4`` whether the matrix products and the attention compute at a 4-bit
+    floating-point format, ``tokens_per_expert`` the routed experts' tokens per distinct
+    expert :math:`m` (``inf`` where the step has none).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``attention_mfu_scale`` (times ``fp4_mfu_scale`` at FP4) for ``attn_core``;
+        :func:`grouped_gemm_efficiency` for ``moe_experts`` (times ``fp4_mfu_scale`` at FP4);
+        ``fp4_mfu_scale`` at FP4, else 1, for every other operator.
+    """
+    fp4 = np.where(gemm_fp4, p.fp4_mfu_scale, 1.0) if np.ndim(gemm_fp4) else (
+        p.fp4_mfu_scale if gemm_fp4 else 1.0)
+    if name == "attn_core":
+        a = np.where(attention_fp4, p.fp4_mfu_scale, 1.0) if np.ndim(attention_fp4) else (
+            p.fp4_mfu_scale if attention_fp4 else 1.0)
+        return p.attention_mfu_scale * a
+    if name == "moe_experts" and tokens_per_expert is not None:
+        return fp4 * grouped_gemm_efficiency(tokens_per_expert, p)
     return fp4
+
+
+def grouped_gemm_efficiency(tokens_per_expert: Any, p: Any) -> Any:
+    r"""A grouped expert GEMM's fraction of MFU at :math:`m` tokens per distinct expert [-].
+
+    :math:`m / (m + m_{1/2})` for the efficiency's ``expert_half_tokens`` :math:`m_{1/2}`
+    (a fixed cost per expert), times :math:`m / (m^4 + T^4)^{1/4}` for its
+    ``expert_tile_tokens`` :math:`T` (a tile of :math:`T` rows computed whole however few
+    are filled); each factor is 1 where its parameter is 0, and 1 without experts
+    (``m`` infinite). ``p`` is an efficiency or per-row arrays.
+    """
+    m = np.asarray(tokens_per_expert, float)
+    finite = np.isfinite(m)
+    m = np.where(finite, m, 1.0)
+    out: Any = 1.0
+    half, tile = p.expert_half_tokens, getattr(p, "expert_tile_tokens", 0.0)
+    if np.ndim(half) or half > 0.0:
+        out = out * m / (m + half)
+    if np.ndim(tile) or tile > 0.0:
+        out = out * m / (m ** 4 + np.asarray(tile, float) ** 4) ** 0.25
+    return np.where(finite, out, 1.0)
 
 
 def expert_load_factor(dep: Deployment) -> float:
@@ -363,14 +410,16 @@ def expert_load_factor(dep: Deployment) -> float:
     slowest rank (DeepSeek-AI, "Expert Parallelism Load Balancer", github.com/deepseek-ai/EPLB,
     2025, describes the imbalance it corrects).
     """
-    if dep.ep <= 1:
-        return 1.0
-    return 1.0 + dep.efficiency.expert_imbalance
+    return load_factor(dep.efficiency, dep.ep > 1)
 
 
-def _fp4_scale(eff: Any, fmt: str) -> float:
-    """``eff.fp4_mfu_scale`` for a 4-bit floating-point format, else 1."""
-    return eff.fp4_mfu_scale if dtype(fmt).peak == "fp4" else 1.0
+def load_factor(p: Any, expert_parallel: Any) -> Any:
+    """:func:`expert_load_factor` on plain values: :math:`1 + \\iota` where
+    ``expert_parallel``, else 1 (``p`` an efficiency or per-row arrays, as in
+    :func:`operator_scale`)."""
+    if np.ndim(expert_parallel) or np.ndim(p.expert_imbalance):
+        return 1.0 + np.where(expert_parallel, p.expert_imbalance, 0.0)
+    return 1.0 + p.expert_imbalance if expert_parallel else 1.0
 
 
 def collectives_s(dep: Deployment, batch: Any, new_tokens: Any, logits_tokens: Any,
@@ -395,26 +444,47 @@ def exposed_comm_s(dep: Deployment, roofline_s: Any, batch: Any, new_tokens: Any
     return exposed_comm(total, roofline_s, dep.comm_hidden_share)
 
 
-def overhead_s(dep: Deployment) -> float:
-    """Fixed time per step from the efficiency model: step plus per-layer overhead [s]."""
-    eff = dep.efficiency
-    return eff.step_overhead_s + eff.layer_overhead_s * dep.model.num_layers
+def overhead_s(dep: Deployment, sampled_rows: Any = 0.0) -> Any:
+    """Time per step outside the kernels from the efficiency model [s]: the step and
+    per-layer overheads (:func:`fixed_overhead`) and the host's work for ``sampled_rows``
+    sampled tokens (:func:`host_seconds`)."""
+    fixed = fixed_overhead(dep.efficiency, dep.model.num_layers)
+    if dep.efficiency.token_overhead_s == 0.0:
+        return fixed
+    return fixed + host_seconds(dep.efficiency, sampled_rows, dep.dp_attention)
+
+
+def host_seconds(p: Any, sampled_rows: Any, dp_ranks: Any = 1) -> Any:
+    """Host time of a step that samples ``sampled_rows`` tokens over ``dp_ranks``
+    schedulers [s]: :math:`t_\\mathrm{tok} R / d` (``p`` an efficiency or per-row arrays)."""
+    return p.token_overhead_s * np.asarray(sampled_rows, float) / dp_ranks
+
+
+def fixed_overhead(p: Any, layers: Any) -> Any:
+    """:func:`overhead_s` on plain values: :math:`t_\\mathrm{step} + L\\,t_\\mathrm{layer}` [s]
+    (``p`` an efficiency or per-row arrays, ``layers`` :math:`L`)."""
+    return p.step_overhead_s + p.layer_overhead_s * layers
 
 
 def step_seconds(dep: Deployment, costs: list[OpCost], batch: Any, new_tokens: Any,
-                 logits_tokens: Any, phase: str) -> np.ndarray:
+                 logits_tokens: Any, phase: str, sampled_rows: Any = None) -> np.ndarray:
     """Time of one step with the given operator costs, unvalidated [s].
 
     Roofline over ``dep.tp`` devices + exposed communication + overhead: the number every
-    other stage's step time is made of.
+    other stage's step time is made of. ``sampled_rows`` (default: ``batch x
+    logits_tokens``, the rows whose logits the step computes) sets the host's share
+    (:func:`overhead_s`).
     """
     t = operator_times(dep, costs)
     comm = exposed_comm_s(dep, t.roofline_s, batch, new_tokens, logits_tokens, phase)
-    return np.asarray(t.roofline_s + comm + overhead_s(dep), float)
+    rows = (np.asarray(batch, float) * np.asarray(logits_tokens, float)
+            if sampled_rows is None else sampled_rows)
+    return np.asarray(t.roofline_s + comm + overhead_s(dep, rows), float)
 
 
 def step_result(dep: Deployment, phase: str, times: OperatorTimes, comm_s: Any, *,
-                point: tuple[Any, Any, Any], tokens_per_step: Any, fits: Any) -> StepResult:
+                point: tuple[Any, Any, Any], tokens_per_step: Any, fits: Any,
+                sampled_rows: Any = 0.0) -> StepResult:
     """Assemble a :class:`StepResult` from operator times and the step's collectives.
 
     Parameters
@@ -427,11 +497,13 @@ def step_result(dep: Deployment, phase: str, times: OperatorTimes, comm_s: Any, 
     tokens_per_step : array_like
         Tokens the replica produces (decode) or processes (prefill) in the step.
     fits : array_like of bool
+    sampled_rows : array_like
+        Tokens the step samples (its host work, :func:`overhead_s`).
     """
     B, C, T = point
     total = np.broadcast_to(np.asarray(comm_s, float), np.shape(times.roofline_s))
     comm = exposed_comm(total, times.roofline_s, dep.comm_hidden_share)
-    overhead = overhead_s(dep) + 0 * comm
+    overhead = overhead_s(dep, sampled_rows) + 0 * comm
     time_s = times.roofline_s + comm + overhead
     per_user = T / time_s
     per_dev = tokens_per_step / time_s / dep.n_devices

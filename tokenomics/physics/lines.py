@@ -107,6 +107,9 @@ class StepLines:
         Fixed time per step [s].
     pp : int
         Pipeline stages: the step serves micro-batches of :math:`B/pp`.
+    host_per_row : float
+        Host seconds per sequence of the step (the efficiency's token overhead times the
+        tokens each samples, over the attention-data-parallel schedulers) [s].
     experts : Experts or None
         The routed experts (timed by the engine), for a mixture of experts.
     dep : Deployment
@@ -122,6 +125,7 @@ class StepLines:
     pp: int
     experts: Experts | None
     dep: Deployment
+    host_per_row: float = 0.0
 
     def parts(self, B: Any) -> tuple[np.ndarray, np.ndarray]:
         """(roofline, total communication) at batches ``B`` [s]."""
@@ -139,7 +143,8 @@ class StepLines:
     def time(self, B: Any) -> np.ndarray:
         """Decode step time at real-valued batches ``B`` [s]."""
         roof, comm = self.parts(B)
-        return roof + exposed_comm(comm, roof, self.comm_overlap) + self.overhead_s
+        host = self.host_per_row * np.atleast_1d(np.asarray(B, float))
+        return roof + exposed_comm(comm, roof, self.comm_overlap) + self.overhead_s + host
 
     def kinks(self) -> list[float]:
         """Batches :math:`B > 0` where an affine operator's two terms cross or a collective's
@@ -222,4 +227,5 @@ def step_lines(dep: Deployment, context_tokens: float, tokens: float = 1.0) -> S
     eff = dep.efficiency
     return StepLines(tc=_lines(tc), tm=_lines(tm), comm=tuple(comm),
                      overlap=float(eff.overlap), comm_overlap=float(dep.comm_hidden_share),
-                     overhead_s=float(overhead_s(dep)), pp=dep.pp, experts=experts, dep=dep)
+                     overhead_s=float(overhead_s(dep)), pp=dep.pp, experts=experts, dep=dep,
+                     host_per_row=float(eff.token_overhead_s) * tokens / dep.dp_attention)

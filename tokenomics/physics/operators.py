@@ -416,3 +416,42 @@ def mixed_costs(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
     w = step_costs(dep, 1.0, n_total, 0.0, 0.0)  # weight bytes depend only on token count
     return [OpCost(x.name, x.flops + y.flops, z.weight_bytes, x.kv_bytes + y.kv_bytes,
                    x.act_bytes + y.act_bytes) for x, y, z in zip(a, p, w, strict=True)]
+
+
+def mixed_costs_over(dep: Deployment, dec_b: Any, dec_c: Any, dec_w: Any, pre_t: Any,
+                     pre_c: Any, pre_b: Any) -> list[OpCost]:
+    """Operator costs of a mixed step whose sequences have a distribution of lengths.
+
+    Parameters
+    ----------
+    dep : Deployment
+    dec_b : float or array_like
+        Decoding sequences in the step (may be fractional: an average).
+    dec_c, dec_w : array_like
+        Their KV lengths as nodes on the last axis [token] and each node's share of the
+        decodes (summing to 1 over the last axis).
+    pre_t, pre_c, pre_b : array_like
+        Prefill chunks as nodes on the last axis: tokens of each chunk, tokens cached under
+        it [token], and chunks of that kind in the step [chunk].
+
+    Returns
+    -------
+    list of OpCost
+        FLOPs, KV and activation bytes: the sum over the nodes of what their sequences do
+        (:func:`step_costs` is linear in its batch); weight bytes: one pass over all the
+        step's :math:`D + \\sum b T` tokens (MoE: their distinct experts). With one node
+        each this is :func:`mixed_costs`.
+    """
+    D = np.asarray(dec_b, float)
+    a = step_costs(dep, D[..., None] * np.asarray(dec_w, float), 1.0, dec_c, 1.0)
+    p = step_costs(dep, pre_b, pre_t, pre_c, 1.0)
+    n_total = D + (np.asarray(pre_b, float) * np.asarray(pre_t, float)).sum(axis=-1)
+    w = step_costs(dep, 1.0, n_total, 0.0, 0.0)
+
+    def node_sum(v: Any) -> Any:
+        return np.sum(np.asarray(v, float), axis=-1)
+
+    return [OpCost(x.name, node_sum(x.flops) + node_sum(y.flops), z.weight_bytes,
+                   node_sum(x.kv_bytes) + node_sum(y.kv_bytes),
+                   node_sum(x.act_bytes) + node_sum(y.act_bytes))
+            for x, y, z in zip(a, p, w, strict=True)]

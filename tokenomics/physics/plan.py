@@ -80,6 +80,7 @@ class DecodePlan:
     tp: int
     label: str
     experts: Any = None                     # a mixture of experts' routed experts, or None
+    host_per_row: float = 0.0               # host seconds per sampled token (token overhead)
 
     def __call__(self, B: int, C: int) -> StepResult:
         b, bc = float(B), float(B) * float(C)
@@ -90,7 +91,7 @@ class DecodePlan:
         comm = sum(min(a + x * b for a, x in lines) for lines in self.comm)
         m0, m1, m2 = self.memory
         return _assemble(self, work, comm, self.usable_bytes - (m0 + m1 * b + m2 * bc) >= 0,
-                         phase="decode", point=(b, float(C), 1.0), tokens=b)
+                         phase="decode", point=(b, float(C), 1.0), tokens=b, rows=b)
 
 
 def _work(flops: float, bytes_: float, rc: float, rm: float) -> tuple[float, ...]:
@@ -111,7 +112,7 @@ def _expert_work(experts: Any, tokens: float) -> tuple[float, ...]:
 
 def _assemble(plan: Any, work: list[tuple[float, ...]], comm_total: float,
               fits: bool, *, phase: str, point: tuple[int, int, int],
-              tokens: float) -> StepResult:
+              tokens: float, rows: float) -> StepResult:
     """A :class:`StepResult` from each operator's (compute time, memory time, FLOPs, bytes)
     and the collectives' total, as :func:`~tokenomics.physics.engine.operator_times` and
     :func:`~tokenomics.physics.engine.step_result` assemble them."""
@@ -123,16 +124,23 @@ def _assemble(plan: Any, work: list[tuple[float, ...]], comm_total: float,
         cb += t if tc > tm else 0.0
         fl, by = fl + flops / plan.tp, by + bytes_ / plan.tp
     comm = exposed_comm(float(comm_total), roof, plan.comm_overlap)
-    time = roof + comm + plan.overhead_s
+    overhead = plan.overhead_s + plan.host_per_row * rows
+    time = roof + comm + overhead
     B, C, T = point
     return StepResult(
         phase=phase, time_s=time, roofline_s=roof, lower_bound_s=max(comp, mem),
         compute_time_s=comp, memory_time_s=mem, comm_time_s=comm,
-        overhead_s=plan.overhead_s, flops_per_device=fl, bytes_per_device=by,
+        overhead_s=overhead, flops_per_device=fl, bytes_per_device=by,
         bound="compute" if cb > 0.5 * roof else "memory", tokens_per_s_per_user=T / time,
         tokens_per_s_per_device=tokens / time / plan.n_devices, fits=bool(fits), batch=B,
         context_tokens=C, new_tokens=T, efficiency=plan.label,
         collective_time_s=float(comm_total))
+
+
+def _host_per_row(dep: Deployment) -> float:
+    """Host seconds per sampled token of the deployment's steps (token overhead over its
+    attention-data-parallel schedulers) [s]."""
+    return float(dep.efficiency.token_overhead_s) / dep.dp_attention
 
 
 def _supported(dep: Deployment) -> bool:
@@ -218,7 +226,7 @@ def build_decode_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodeP
         plan = DecodePlan(
             ops=_op_coefficients(dep), comm=_comm_lines(dep),
             overlap=float(dep.efficiency.overlap), comm_overlap=float(dep.comm_hidden_share),
-            overhead_s=float(overhead_s(dep)),
+            overhead_s=float(overhead_s(dep)), host_per_row=_host_per_row(dep),
             memory=_affine(*np.broadcast_to(np.asarray(fit.total_bytes, float), (3,))),
             usable_bytes=float(fit.usable_bytes), n_devices=dep.n_devices, tp=dep.tp,
             label=dep.efficiency.label, experts=_experts(dep))
@@ -321,6 +329,7 @@ class PrefillPlan:
     tp: int
     label: str
     experts: Any = None                     # a mixture of experts' routed experts, or None
+    host_per_row: float = 0.0               # host seconds per sampled token (token overhead)
 
     def __call__(self, B: int, P: int, c: int) -> StepResult:
         T = P - c
@@ -337,7 +346,7 @@ class PrefillPlan:
         total = poly(self.memory)
         return _assemble(self, work, comm, self.usable_bytes - total >= 0,
                          phase="midfill" if c > 0 else "prefill",
-                         point=(b, float(P), float(T)), tokens=bt)
+                         point=(b, float(P), float(T)), tokens=bt, rows=b)
 
 
 def _prefill_lines(dep: Deployment) -> tuple[tuple[tuple[float, float, float], ...], ...]:
@@ -369,7 +378,8 @@ def build_prefill_plan(dep: Deployment, reference: Callable[..., Any]) -> Prefil
                       for o, (rc, rm) in zip(costs, rates, strict=True)),
             comm=_prefill_lines(dep), memory=_fit(fit.total_bytes),
             overlap=float(dep.efficiency.overlap), comm_overlap=float(dep.comm_hidden_share),
-            overhead_s=float(overhead_s(dep)), usable_bytes=float(fit.usable_bytes),
+            overhead_s=float(overhead_s(dep)), host_per_row=_host_per_row(dep),
+            usable_bytes=float(fit.usable_bytes),
             n_devices=dep.n_devices, tp=dep.tp, label=dep.efficiency.label,
             experts=_experts(dep))
     except (ValueError, ArithmeticError):
@@ -441,6 +451,7 @@ class MixedPlan:
     budget: tuple[float, float, float]  # room, per sequence k0 + k1 x tokens [B]
     experts: Any = None                 # a mixture of experts' routed experts, or None
     idle_comm_s: float = 0.0            # the collectives' fixed overheads of a step of no tokens
+    host_per_row: float = 0.0           # host seconds per sampled token (token overhead)
 
     def times(self, D: Any, C: Any, T: Any, c: Any, b: Any) -> np.ndarray:
         """Step times of ``D`` decodes at ``C`` beside ``b`` chunks of ``T`` tokens on ``c``
@@ -450,7 +461,8 @@ class MixedPlan:
         bt = b * T
         mono = np.stack([np.ones_like(D), D, D * C, b, bt, bt * T, bt * c, b * c])
         shape = D.shape
-        return self._evaluate(mono.reshape(8, -1), (D + bt).ravel()).reshape(shape)
+        return self._evaluate(mono.reshape(8, -1), (D + bt).ravel(),
+                              (D + b).ravel()).reshape(shape)
 
     def __post_init__(self) -> None:
         # A line alpha + x n + y L is linear on the monomials too (n = D + bT, L = D + b):
@@ -466,10 +478,12 @@ class MixedPlan:
         rows = [(1.0, D, D * C, b, b * T, b * T * T, b * T * c, b * c)
                 for D, C, T, c, b in points]
         n = [D + b * T for D, _, T, _, b in points]
-        return self._evaluate(np.array(rows).T, n).tolist()
+        sampled = [D + b for D, _, _, _, b in points]
+        return self._evaluate(np.array(rows).T, n, sampled).tolist()
 
-    def _evaluate(self, mono: np.ndarray, n: Any) -> np.ndarray:
-        """Step times from the monomials (8, points) and the step's tokens [s]."""
+    def _evaluate(self, mono: np.ndarray, n: Any, sampled: Any = 0.0) -> np.ndarray:
+        """Step times from the monomials (8, points), the step's tokens and its sampled
+        rows [s]."""
         k = len(self.fc)
         r = self._rows @ mono
         roof = operator_time(r[:k], r[k:2 * k], self.overlap).sum(axis=0)
@@ -477,13 +491,14 @@ class MixedPlan:
             dep, ex = self.experts
             e_tc, e_tm = operator_seconds(dep, ex.cost(np.asarray(n, float)))
             roof = roof + operator_time(e_tc, e_tm, self.overlap)
+        overhead = self.overhead_s + self.host_per_row * np.asarray(sampled, float)
         if not len(self.starts):
-            return roof + self.overhead_s
+            return roof + overhead
         # each collective's fastest algorithm, then their sum; no tokens, no messages
         comm = np.minimum.reduceat(r[2 * k:], self.starts, axis=0).sum(axis=0)
         if min(n) <= 0:                          # no tokens: only the calls' fixed overhead
             comm = np.where(np.asarray(n) > 0, comm, self.idle_comm_s)
-        return roof + exposed_comm(comm, roof, self.comm_overlap) + self.overhead_s
+        return roof + exposed_comm(comm, roof, self.comm_overlap) + overhead
 
     def max_batch(self, tokens: float) -> int | None:
         """:func:`~tokenomics.physics.memory.max_batch` at ``tokens`` per sequence; None
@@ -553,7 +568,8 @@ def build_mixed_plan(dep: Deployment, reference: Callable[..., Any]) -> MixedPla
                          starts=np.cumsum([0] + [len(x) for x in comm[:-1]]).astype(int)
                          if comm else np.empty(0, int),
                          overlap=float(dep.efficiency.overlap),
-                         comm_overlap=float(dep.comm_hidden_share), overhead_s=float(overhead_s(dep)),
+                         comm_overlap=float(dep.comm_hidden_share),
+                         overhead_s=float(overhead_s(dep)), host_per_row=_host_per_row(dep),
                          budget=(float(room), float(per_seq[0]) - k1 * _C1, k1),
                          experts=_experts(dep), idle_comm_s=_idle_comm(dep))
     except (ValueError, ArithmeticError):

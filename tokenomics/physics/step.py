@@ -140,7 +140,7 @@ def decode_reference(dep: Deployment, batch: Any, context_tokens: Any, on_oom: O
     t = operator_times(dep, costs, memory_only_if_unpublished=True)
     comm = collectives_s(dep, b, T, T, "decode")
     return step_result(dep, "decode", t, comm, point=(B, C, T), tokens_per_step=B * T,
-                       fits=fit.fits)
+                       fits=fit.fits, sampled_rows=B * T)
 
 
 @inputs(dep="deployment")
@@ -232,7 +232,7 @@ def prefill_reference(dep: Deployment, prompt_tokens: Any, batch: Any = 1,
                 flops=t.flops * m / dep.pp, bytes=t.bytes * m / dep.pp)
     phase = "midfill" if np.any(c > 0) else "prefill"
     return step_result(dep, phase, t, comm * span, point=(B, P, T), tokens_per_step=B * T,
-                       fits=fit.fits)
+                       fits=fit.fits, sampled_rows=B)
 
 
 @inputs(dep="deployment")

@@ -117,6 +117,9 @@ _EXPORTS = {
     "check_tier_capacity": ".tiers",
     "ReloadOrRecompute": ".tiers",
     "reload_or_recompute": ".tiers",
+    "mixed_step_seconds_over": ".batching",
+    "pipeline_microbatches": ".steady",
+    "steady_state_over": ".steady",
 }
 _MODULES = ('agents', 'batching', 'colocated', 'disagg', 'dynamics', 'paged', 'queueing', 'slo', 'speculative', 'split_pools', 'steady', 'tiers',)
 

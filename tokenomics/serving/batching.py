@@ -58,22 +58,44 @@ from tokenomics.physics.memory import (
     kv_per_sequence_bytes,
     memory_fit,
 )
-from tokenomics.physics.operators import mixed_costs
+from tokenomics.physics.operators import mixed_costs, mixed_costs_over
 from tokenomics.physics.step import decode, prefill
 
 
 # ---- Mixed prefill + decode steps ----------------------------------------------------------
 def mixed_step_seconds(dep: Deployment, dec_b: Any, dec_c: Any, pre_t: Any, pre_c: Any,
-                       pre_b: Any) -> np.ndarray:
+                       pre_b: Any, phase: str = "prefill",
+                       sampled_rows: Any = None) -> np.ndarray:
     """Time of a mixed step, unvalidated (``pre_b`` may be fractional: an average) [s].
 
     The step engine's time (:func:`tokenomics.physics.engine.step_seconds`) of ``dec_b``
     decodes at ``dec_c`` cached tokens beside ``pre_b`` prefill chunks of ``pre_t`` tokens on
-    ``pre_c`` cached ones: the checked form is :func:`mixed_step`.
+    ``pre_c`` cached ones: the checked form is :func:`mixed_step`. ``phase="decode"`` counts
+    a pipeline's stage-to-stage sends as a decode cycle does (``pp`` per cycle, one per
+    micro-batch); the default, as one batch passing the stages. ``sampled_rows``: the
+    tokens the host samples (default the step's ``dec_b + pre_b``).
     """
     n = np.asarray(dec_b, float) + np.asarray(pre_b, float) * np.asarray(pre_t, float)
+    rows = np.asarray(dec_b, float) + pre_b
     return step_seconds(dep, mixed_costs(dep, dec_b, dec_c, pre_t, pre_c, pre_b), 1.0, n,
-                         np.asarray(dec_b, float) + pre_b, "prefill")
+                         rows, phase, rows if sampled_rows is None else sampled_rows)
+
+
+def mixed_step_seconds_over(dep: Deployment, dec_b: Any, decodes: tuple[Any, Any],
+                            chunks: tuple[Any, Any, Any], phase: str = "prefill",
+                            sampled_rows: Any = None) -> np.ndarray:
+    """:func:`mixed_step_seconds` of a step whose sequences have a distribution of lengths
+    [s]: ``dec_b`` decodes whose contexts and shares are ``decodes = (dec_c, dec_w)``, and
+    prefill chunks ``chunks = (pre_t, pre_c, pre_b)`` (tokens, cached tokens, count), nodes
+    on the last axis (:func:`tokenomics.physics.operators.mixed_costs_over`)."""
+    dec_c, dec_w = decodes
+    pre_t, pre_c, pre_b = chunks
+    D = np.asarray(dec_b, float)
+    b = np.asarray(pre_b, float)
+    n = D + (b * np.asarray(pre_t, float)).sum(axis=-1)
+    rows = D + b.sum(axis=-1)
+    return step_seconds(dep, mixed_costs_over(dep, D, dec_c, dec_w, pre_t, pre_c, b), 1.0, n,
+                        rows, phase, rows if sampled_rows is None else sampled_rows)
 
 
 @inputs(dep="deployment")
@@ -135,7 +157,7 @@ def mixed_step(dep: Deployment, decode_batch: Any, decode_context_tokens: Any,
     n = D + b * T
     comm = collectives_s(dep, 1.0, n, D + b, "prefill")
     res = step_result(dep, "mixed", t, comm, point=(D + b, np.maximum(C, c + T), T),
-                      tokens_per_step=n, fits=True)
+                      tokens_per_step=n, fits=True, sampled_rows=D + b)
     return res
 
 

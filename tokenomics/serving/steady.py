@@ -28,9 +28,10 @@ from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.core.units import ReadableRepr, made
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment, check_deployment
+from tokenomics.physics.engine import host_seconds
 from tokenomics.physics.memory import max_batch
 from tokenomics.physics.plan import mixed_plan
-from tokenomics.serving.batching import mixed_step_seconds
+from tokenomics.serving.batching import mixed_step_seconds, mixed_step_seconds_over
 
 
 @dataclass(frozen=True, repr=False)
@@ -139,7 +140,9 @@ def _decode_pool(dep: Deployment, B: np.ndarray, inp: np.ndarray, out: np.ndarra
     B, inp, out, c = np.broadcast_arrays(B, inp, out, c)
     ctx = inp + out / 2.0
     a = B / (out - 1.0)
-    t = np.asarray(mixed_step_seconds(dep, B, ctx, 1.0, 0.0, 0.0), float)
+    m, phase = pipeline_microbatches(dep, B)
+    t = np.asarray(mixed_step_seconds(dep, B / m, ctx, 1.0, 0.0, 0.0, phase, 0.0),
+                   float) + _host(dep, B)
     fits = B <= np.asarray(max_batch(dep, inp + out), float)
     S = V.scalar_or_array
     zero = np.zeros_like(t)
@@ -163,7 +166,8 @@ def steady_state(dep: Deployment, concurrency: Any, input_tokens: Any, output_to
     Parameters
     ----------
     dep : Deployment
-        One replica; ``pp`` must be 1 (a mixed step models a single stage).
+        One replica. Pipeline stages (``pp > 1``) run :math:`\\min(pp, B)` micro-batches
+        (:func:`pipeline_microbatches`): full at :math:`B \\ge pp`, with a bubble below.
     concurrency : int, array_like or "max"
         Sequences in flight :math:`B`, >= 1; ``"max"``: the largest that fits at
         :math:`I + O` tokens each (:func:`tokenomics.max_batch`), the offline / max-load case.
@@ -246,8 +250,6 @@ def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
     """:func:`steady_state` through the full engine, for any inputs; the reference its
     scalar fast path (:class:`~tokenomics.physics.plan.MixedPlan`) is checked against."""
     check_deployment(dep, "steady_state")
-    if dep.pp != 1:
-        raise TokenomicsError("steady_state models a single pipeline stage; use pp=1")
     if not isinstance(pool, str) or pool not in ("colocated", "decode"):
         raise TokenomicsError(f"pool must be 'colocated' or 'decode', got {pool!r}")
     inp, out, c, s = _lengths(input_tokens, output_tokens, cached_tokens, chunk_tokens)
@@ -259,12 +261,16 @@ def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
     k = np.ones_like(new) if s is None else np.ceil(new / s)
     B, inp, out, c, new, k = np.broadcast_arrays(B, inp, out, c, new, k)
     ctx, a, dec, chunk, chunk_c = _shares(B, inp, out, c, k)
+    m, phase = pipeline_microbatches(dep, B)
     # the mixed step, the step with the request's own chunk, the decode-only step: one call
-    # over the three stacked (one pass of the engine's Python instead of three)
+    # over the three stacked (one pass of the engine's Python instead of three); under a
+    # pipeline, each of m micro-batches carries 1/m of them
     z = np.zeros_like(chunk)
+    chunks = np.stack([a * k, np.maximum(a * k, 1.0), z])
     t, t_own, t0 = np.asarray(mixed_step_seconds(
-        dep, np.stack([dec] * 3), np.stack([ctx] * 3), np.stack([chunk, chunk, z + 1.0]),
-        np.stack([chunk_c, chunk_c, z]), np.stack([a * k, np.maximum(a * k, 1.0), z])), float)
+        dep, np.stack([dec / m] * 3), np.stack([ctx] * 3), np.stack([chunk, chunk, z + 1.0]),
+        np.stack([chunk_c, chunk_c, z]), chunks / m, phase, 0.0), float) + _host(
+            dep, dec + chunks)
     fits = B <= np.asarray(max_batch(dep, inp + out), float)
     S = V.scalar_or_array
     return SteadyState(
@@ -276,6 +282,33 @@ def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
         requests_per_s=S(a / t), request_latency_s=S(out * t),
         tokens_per_s_per_user=S(1.0 / t), fits=bool(fits) if np.ndim(fits) == 0 else fits,
         efficiency=dep.efficiency.label)
+
+
+def _host(dep: Deployment, rows: Any) -> Any:
+    """The host's time for a step that samples ``rows`` tokens (every micro-batch's) [s]:
+    :func:`~tokenomics.physics.engine.host_seconds` at the deployment's efficiency."""
+    if dep.efficiency.token_overhead_s == 0.0:
+        return 0.0
+    return host_seconds(dep.efficiency, rows, dep.dp_attention)
+
+
+def pipeline_microbatches(dep: Deployment, B: Any) -> tuple[Any, str]:
+    """(micro-batches :math:`m`, phase) of a pipeline in steady state.
+
+    A replica of ``pp`` stages keeps :math:`m = \\min(pp, B)` micro-batches of :math:`B/m`
+    sequences in flight. A stage runs :math:`1/pp` of the layers, so one stage time is
+    :math:`t(B/m)/pp` for :math:`t` the whole model's step on ``tp`` devices, and each
+    micro-batch passes the ``pp`` stages in turn: a token per sequence every
+    :math:`t(B/m)`. With :math:`B \\ge pp` every stage is busy; below, :math:`pp - B` of them
+    idle at any time (the bubble), and per device the throughput falls by :math:`B/pp`.
+    The host samples every micro-batch's tokens in the cycle
+    (:func:`~tokenomics.physics.engine.host_seconds` of all :math:`B`). One stage
+    (``pp = 1``): ``(1, "prefill")``; a pipeline's collectives count ``pp`` sends a cycle
+    (``"decode"``).
+    """
+    if dep.pp == 1:
+        return 1.0, "prefill"
+    return np.minimum(np.asarray(B, float), float(dep.pp)), "decode"
 
 
 def _shares(B: Any, inp: Any, out: Any, c: Any, k: Any) -> tuple[Any, ...]:
@@ -348,3 +381,111 @@ def _state(dep: Deployment, B: float, lengths: tuple[int, int, int, float],
         output_tokens_per_s_per_device=B / t / dep.n_devices, tokens_per_s_per_user=1.0 / t,
         requests_per_s=a / t, request_latency_s=lives * t, fits=bool(fits),
         efficiency=dep.efficiency.label))
+
+
+@inputs(dep="deployment")
+def steady_state_over(dep: Deployment, concurrency: Any, lengths: Any, *,
+                      chunk_tokens: Any = None, pool: str = "colocated") -> SteadyState:
+    """:func:`steady_state` over a distribution of request lengths instead of one shape.
+
+    Parameters
+    ----------
+    dep : Deployment
+        One replica (pipelines as in :func:`steady_state`).
+    concurrency : int, array_like or "max"
+        Sequences in flight :math:`B`; ``"max"``: the largest that fits at
+        :math:`\\lceil \\mathbb E[I] + \\mathbb E[O] \\rceil` tokens each.
+    lengths : RequestLengths or str
+        The workload's input and output lengths
+        (:class:`~tokenomics.data.lengths.RequestLengths`), or a bundled workload's name
+        (:func:`tokenomics.request_lengths`, e.g. ``"mlperf-llama2-70b"``).
+    chunk_tokens : int, optional
+        Largest prefill chunk of one prompt per step [token]; None: unchunked.
+    pool : {"colocated", "decode"}
+        As in :func:`steady_state`.
+
+    Returns
+    -------
+    SteadyState
+        Broadcast over ``concurrency``; ``input_tokens`` and ``output_tokens`` are the means,
+        ``context_tokens`` the decoding slots' time-averaged context.
+
+    Notes
+    -----
+    With :math:`B` slots, a step admits :math:`a = B / \\mathbb E[O]` requests (their prompts
+    :math:`I_i` with probability :math:`u_i`, each in :math:`k_i = \\lceil I_i / S \\rceil`
+    chunks) beside :math:`B - a` decodes whose contexts are the pairs :math:`(I_i, O_j)` at
+    :math:`I_i + O_j/2`, weighted by the time each holds a slot, :math:`u_i v_j O_j /
+    \\mathbb E[O]` (:meth:`~tokenomics.data.lengths.RequestLengths.decode_nodes`). The
+    step's work is the sum of what its sequences do, the weights read once
+    (:func:`tokenomics.physics.operators.mixed_costs_over`): quadratic prompt attention,
+    windows and long outputs count at their real weight, not at the mean.
+    :math:`\\mathrm{TTFT} = \\mathbb E[k]\\, t_\\mathrm{own} + t_\\mathrm{req}`. With one node
+    each (:meth:`~tokenomics.data.lengths.RequestLengths.fixed`) this is
+    :func:`steady_state`.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> d = tk.Deployment("llama-2-70b", "h200", weight_dtype="fp8", kv_dtype="fp8",
+    ...                   compute_dtype="fp8")
+    >>> r = steady_state_over(d, 256, "mlperf-llama2-70b")
+    >>> round(float(r.input_tokens), 1), round(float(r.context_tokens))   # E[I]; slot context
+    (222.3, 457)
+    """
+    from tokenomics.data.lengths import request_lengths
+
+    check_deployment(dep, "steady_state_over")
+    if not isinstance(pool, str) or pool not in ("colocated", "decode"):
+        raise TokenomicsError(f"pool must be 'colocated' or 'decode', got {pool!r}")
+    dist = request_lengths(lengths)
+    s = None if chunk_tokens is None else float(V.single_whole(chunk_tokens, "chunk_tokens"))
+    i_n, u = (np.array(x) for x in (dist.input_nodes, dist.input_weights))
+    mean_i, mean_o = dist.input_mean, dist.output_mean
+    V.context_within(dep.model, np.max(i_n) + np.max(dist.output_nodes),
+                     dep.allow_beyond_max_context)
+    held = float(math.ceil(mean_i + mean_o))           # a sequence's reservation, whole tokens
+    B = _concurrency(dep, concurrency, np.asarray(held))
+    ctx, w = dist.decode_nodes()
+    m, phase = pipeline_microbatches(dep, B)
+    B_, m_ = np.broadcast_arrays(np.asarray(B, float), np.asarray(m, float))
+    fits = B_ <= float(max_batch(dep, held))
+    Sf = V.scalar_or_array
+    if pool == "decode":
+        if mean_o < 2:
+            raise TokenomicsError("a decode pool needs a mean output of at least 2 tokens")
+        t = np.asarray(mixed_step_seconds_over(
+            dep, B_ / m_, (ctx, w), (np.ones(1), np.zeros(1), np.zeros((*B_.shape, 1))),
+            phase, 0.0)) + _host(dep, B_)
+        a = B_ / (mean_o - 1.0)
+        zero = np.zeros_like(t)
+        return SteadyState(
+            concurrency=Sf(B_), input_tokens=mean_i, output_tokens=mean_o, cached_tokens=0.0,
+            context_tokens=dist.slot_context_mean, arrivals_per_step=Sf(a),
+            prefill_tokens_per_step=Sf(zero), chunks_per_prompt=0.0, tpot_s=Sf(t),
+            decode_only_tpot_s=Sf(t), ttft_s=Sf(zero),
+            output_tokens_per_s_per_device=Sf(B_ / t / dep.n_devices),
+            tokens_per_s_per_user=Sf(1.0 / t), requests_per_s=Sf(a / t),
+            request_latency_s=Sf((mean_o - 1.0) * t), fits=bool(fits) if fits.ndim == 0
+            else fits, efficiency=dep.efficiency.label)
+    k = np.ones_like(i_n) if s is None else np.ceil(i_n / s)
+    a = B_ / mean_o
+    dec = B_ - a
+    chunks = a[..., None] * u * k                       # chunks of each prompt kind a step
+    own = chunks * np.maximum(1.0, 1.0 / chunks.sum(axis=-1))[..., None]
+    T, c = i_n / k, i_n * (k - 1) / (2 * k)
+    t, t_own, t0 = np.asarray(mixed_step_seconds_over(
+        dep, np.stack([dec / m_] * 3), (ctx, w),
+        (T, c, np.stack([chunks / m_[..., None], own / m_[..., None], 0.0 * chunks])), phase,
+        0.0)) + _host(dep, np.stack([dec + chunks.sum(axis=-1), dec + own.sum(axis=-1),
+                                     dec]))
+    mean_k = float(u @ k)
+    return SteadyState(
+        concurrency=Sf(B_), input_tokens=mean_i, output_tokens=mean_o, cached_tokens=0.0,
+        context_tokens=dist.slot_context_mean, arrivals_per_step=Sf(a),
+        prefill_tokens_per_step=Sf(a * mean_i), chunks_per_prompt=mean_k, tpot_s=Sf(t),
+        decode_only_tpot_s=Sf(t0), ttft_s=Sf(mean_k * t_own + dep.efficiency.request_overhead_s),
+        output_tokens_per_s_per_device=Sf(B_ / t / dep.n_devices),
+        tokens_per_s_per_user=Sf(1.0 / t), requests_per_s=Sf(a / t),
+        request_latency_s=Sf(mean_o * t), fits=bool(fits) if fits.ndim == 0 else fits,
+        efficiency=dep.efficiency.label)

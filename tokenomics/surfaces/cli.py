@@ -144,14 +144,20 @@ def _label(d: Deployment) -> str:
     """What the numbers are: the pure bound, the calibrated forecast or custom efficiencies."""
     import tokenomics as tk
     from tokenomics.calibration import committed
+    from tokenomics.calibration.fitting import interval_for, novelty_of
 
     e = d.efficiency
     comm = (f"communication overlap {d.comm_overlap:g}, all-reduce {d.allreduce_algorithm}")
     if e == tk.Efficiency():
         return f"pure roofline bound (all efficiencies 1, no overhead); {comm}"
     cal = committed()
-    kind = (f"calibrated forecast (fitted {cal.date}; 80% interval x{cal.ratio_low:.2f}-"
-            f"x{cal.ratio_high:.2f})" if e == cal.efficiency else "custom efficiencies")
+    if e.label == "calibrated":
+        lo, hi = interval_for(novelty_of(d))
+        stack = f"stack {d.stack}" if d.stack else "no engine given: pooled over stacks"
+        kind = (f"calibrated forecast (fitted {cal.date}; {stack}; 80% interval x{lo:.2f}-"
+                f"x{hi:.2f})")
+    else:
+        kind = "custom efficiencies"
     return (f"{kind}: mbu={e.mbu:.3g} mfu={e.mfu:.3g} overlap={e.overlap:.2g} "
             f"expert_half_tokens={e.expert_half_tokens:.3g} "
             f"attention_mfu_scale={e.attention_mfu_scale:.3g} link={e.link_efficiency:.3g} "
