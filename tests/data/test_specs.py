@@ -1,4 +1,4 @@
-"""Frozen specs (data/specs.py): validation of Hardware, Model and Efficiency, and the small
+"""Frozen specs (data/specs.py): validation of Hardware and Model, and the small
 derived properties (peak per format, group size, layer groups)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware
+from tokenomics.data.specs import Hardware
 
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
          "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -134,41 +134,3 @@ def test_model_formats_are_checked(llama):
     for field in ("weight_dtype", "expert_dtype", "embedding_dtype"):
         with pytest.raises(tk.UnknownEntryError, match=r"unknown numeric format 'fp7'"):
             replace(llama, **{field: "fp7"})
-
-
-# ---- Efficiency ----------------------------------------------------------------------------
-def test_roofline_is_the_bound():
-    assert ROOFLINE == Efficiency()
-    assert (ROOFLINE.mfu, ROOFLINE.mbu, ROOFLINE.link_efficiency) == (1.0, 1.0, 1.0)
-    assert ROOFLINE.step_overhead_s == ROOFLINE.layer_overhead_s == 0.0
-
-
-def test_bad_efficiency():
-    with pytest.raises(tk.TokenomicsError, match=r"mfu must be in \(0, 1\]"):
-        tk.Efficiency(mfu=1.2)
-    with pytest.raises(tk.TokenomicsError, match=r"step_overhead_s must be >= 0"):
-        tk.Efficiency(step_overhead_s=-1)
-
-
-@pytest.mark.parametrize("changes, match", [
-    (dict(mfu=0.0), r"efficiency mfu must be in \(0, 1\], got 0.0"),
-    (dict(mbu=1.01), r"efficiency mbu must be in \(0, 1\]"),
-    (dict(link_efficiency=-0.5), r"efficiency link_efficiency must be in \(0, 1\]"),
-    (dict(layer_overhead_s=-1e-6), r"efficiency layer_overhead_s must be >= 0 seconds"),
-    (dict(collective_overhead_s=math.inf), r"collective_overhead_s must be >= 0 seconds, got inf"),
-    (dict(step_overhead_s=math.nan), r"step_overhead_s must be >= 0 seconds, got nan"),
-])
-def test_efficiency_validation(changes, match):
-    with pytest.raises(tk.TokenomicsError, match=match):
-        Efficiency(**changes)
-
-
-def test_efficiency_overheads_take_quantities():
-    # 20 us = 2e-5 s; 1.5 ms = 1.5e-3 s.
-    e = Efficiency(layer_overhead_s=tk.Q_(20, "us"), collective_overhead_s=tk.Q_(1.5, "ms"),
-                   mfu=0.5)
-    assert e.layer_overhead_s == pytest.approx(2e-5)
-    assert e.collective_overhead_s == pytest.approx(1.5e-3)
-    assert e.mfu == 0.5
-    with pytest.raises(tk.UnitError, match=r"step_overhead_s has unit"):
-        Efficiency(step_overhead_s=tk.Q_(1, "GB"))

@@ -18,7 +18,7 @@ Modules
 ``rentals``
     A device's dated catalog prices: the latest rental of a tier, on or before a date.
 ``specs``
-    Frozen specifications: hardware and its prices, model architecture, efficiencies.
+    Frozen specifications: hardware and its prices, model architecture.
 ``systems``
     Racks, pods and supernodes: a count of one catalog device and how its domain is wired.
 ``user_catalog``
@@ -27,6 +27,8 @@ Modules
     Small value objects for argument groups that travel together: a workload, an SLO, a link.
 ``lengths``
     Request-length distributions of benchmark workloads, as weighted quadrature nodes.
+``efficiency``
+    Achieved fractions of peak and fixed overheads: a serving stack against the bound.
 """
 
 from tokenomics.core.lazy import attach
@@ -72,8 +74,8 @@ _EXPORTS = {
     "LinearAttention": ".specs",
     "MoE": ".specs",
     "Model": ".specs",
-    "Efficiency": ".specs",
-    "ROOFLINE": ".specs",
+    "Efficiency": ".efficiency",
+    "ROOFLINE": ".efficiency",
     "CATALOG_ENV": ".user_catalog",
     "USER_SUBDIRS": ".user_catalog",
     "check_folders": ".user_catalog",
@@ -99,6 +101,6 @@ _EXPORTS = {
     "request_lengths": ".lengths",
     "request_lengths_table": ".lengths",
 }
-_MODULES = ('boundary', 'catalog', 'deployment', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload', 'lengths',)
+_MODULES = ('boundary', 'catalog', 'deployment', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -267,7 +267,7 @@ def _common_header(f: _File, data: Mapping[str, Any]) -> tuple[str, tuple[str, .
 # --------------------------------------------------------------------------------------------
 _HW_REQUIRED = ("schema", "id", "name", "vendor", "status", "released", "compute", "memory")
 _HW_OPTIONAL = ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices",
-                "overrides")
+                "overrides", "achievable")
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
@@ -289,6 +289,7 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     id_, aliases = _common_header(f, data)
     status = _hw_status(f, data)
     peaks = _hw_peaks(f, data)
+    achievable = _hw_achievable(f, data)
     mem, cap, vis, bw, sram = _hw_memory(f, data)
     up, up_bw, dom, up_lat = _hw_scale_up(f, data)
     out, out_bw, out_lat = _hw_scale_out(f, data)
@@ -310,6 +311,7 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
             scale_out_bw_bytes_per_s=out_bw, scale_out_latency_s=out_lat, tdp_w=tdp,
             prices=tuple(prices), unavailable=dict(f.unavailable), sources=dict(f.used),
             notes=str(data.get("notes", "")), path=str(path),
+            achievable_flop_per_s=achievable,
         )
     except TokenomicsError as exc:
         raise CatalogError(f"{path}: {exc}") from None
@@ -338,6 +340,25 @@ def _hw_peaks(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
     if not peaks:
         f.unavailable.setdefault("compute", "not published")
     return peaks
+
+
+def _hw_achievable(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
+    """The optional ``[achievable]`` table: measured maximum achievable matmul rate per
+    compute key [FLOP/s] (``convention = "measured"``)."""
+    if "achievable" not in data:
+        return {}
+    ach = _table(f, data, "achievable")
+    f.keys(ach, "achievable", ("convention",), PEAK_KEYS)
+    if ach["convention"] != "measured":
+        raise f.err("achievable.convention",
+                    f"must be \"measured\" (a benchmark's best dense matmul, not a datasheet "
+                    f"figure), got {ach['convention']!r}")
+    out: dict[str, float] = {}
+    for k in PEAK_KEYS:
+        v = f.quantity(ach, k, "achievable", "flop/s", *_B["peak"], required=False)
+        if v is not None:
+            out[k] = v
+    return out
 
 
 def _hw_memory(f: _File, data: Mapping[str, Any],

@@ -1,4 +1,5 @@
-"""Frozen specifications: hardware and its prices, model architecture, efficiencies.
+"""Frozen specifications: hardware and its prices, model architecture (efficiencies live in
+:mod:`tokenomics.data.efficiency` and are re-exported here).
 
 Specs hold plain floats in canonical units (B, FLOP, s, W, USD) and the source of every
 catalog field. They carry no behaviour beyond validation and small derived properties; the
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ import numpy as np
 from tokenomics.core.dtypes import PEAK_KEYS, DType, dtype
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.core.units import as_magnitude, coerce_fields
+from tokenomics.data.efficiency import ROOFLINE, Efficiency  # noqa: F401  (re-exported)
 
 AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
 WindowKind = Literal["full", "sliding", "chunked"]
@@ -72,6 +74,15 @@ class Price:
     note: str = ""
 
 
+#: Share of a format's peak a matmul reaches on a device whose maximum achievable matmul
+#: rate is not published: the median of the 20 measured shares (12 BF16, 8 FP8) of the
+#: ml-engineering MAMF table (0.766; Hardware.achievable_share's reference).
+DEFAULT_ACHIEVABLE_SHARE = 0.766
+_SHARE_FALLBACK = {"bf16": ("fp16",), "fp16": ("bf16",), "tf32": ("bf16",),
+                   "fp8": ("bf16", "fp16"), "fp6": ("fp8", "bf16"), "fp4": ("fp8", "bf16"),
+                   "int8": ("fp8", "bf16"), "int4": ("int8", "fp8", "bf16")}
+
+
 @dataclass(frozen=True)
 class Hardware:
     """One accelerator (per device), in canonical units.
@@ -82,6 +93,10 @@ class Hardware:
         ``status`` is ``"shipping"``, ``"announced"`` or ``"unverified"``.
     peak_flop_per_s : Mapping[str, float]
         Dense peak matrix throughput per compute format [FLOP/s] (integer formats: op/s).
+    achievable_flop_per_s : Mapping[str, float]
+        Measured maximum achievable matmul throughput per format [FLOP/s] (MAMF: the best
+        dense GEMM a brute-force shape search reaches), where published; see
+        :meth:`achievable_share`.
     mem_capacity_bytes : float
         **Physical** device memory [B]: the vendor's capacity read in the unit the vendor
         meant (HBM stacks are binary-sized, so NVIDIA's and AMD's "80 GB" is 80 GiB =
@@ -147,6 +162,7 @@ class Hardware:
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     path: str = ""
+    achievable_flop_per_s: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         coerce_fields(self, _HARDWARE_UNITS)
@@ -163,6 +179,7 @@ class Hardware:
                                       f"expected one of {', '.join(PEAK_KEYS)}")
             if not (v > 0 and math.isfinite(v)):
                 raise TokenomicsError(f"hardware {self.id!r}: peak {k} must be > 0, got {v!r}")
+        self._check_achievable()
         for name in ("mem_capacity_bytes", "mem_bw_bytes_per_s"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
@@ -173,17 +190,56 @@ class Hardware:
                 f"hardware {self.id!r}: mem_visible_bytes must be > 0 and at most the physical "
                 f"mem_capacity_bytes ({self.mem_capacity_bytes:.6g} B), got {vis!r}")
 
+    def _check_achievable(self) -> None:
+        """Measured matmul rates: known formats, > 0, at most 2% above the format's peak."""
+        ach = {k: as_magnitude(v, "flop/s", f"achievable_flop_per_s[{k!r}]")
+               for k, v in dict(self.achievable_flop_per_s).items()}
+        for k, v in ach.items():
+            if k not in PEAK_KEYS or k not in self.peak_flop_per_s:
+                raise TokenomicsError(f"hardware {self.id!r}: achievable {k!r} needs a published "
+                                      f"peak of that format; known: "
+                                      f"{', '.join(sorted(self.peak_flop_per_s)) or 'none'}")
+            if not (0 < v <= 1.02 * self.peak_flop_per_s[k]):
+                raise TokenomicsError(f"hardware {self.id!r}: achievable {k} must be > 0 and "
+                                      f"at most the {self.peak_flop_per_s[k]:.4g} FLOP/s peak, "
+                                      f"got {v!r}")
+        object.__setattr__(self, "achievable_flop_per_s", MappingProxyType(ach))
+
+    def achievable_share(self, fmt: str) -> float:
+        """Share of a format's dense peak that a matmul reaches on this device [-].
+
+        The measured maximum achievable matmul rate over the datasheet peak
+        (:attr:`achievable_flop_per_s`): the format's own where measured, else a measured
+        format of the same family (FP16 for BF16 and back, FP8 for FP4/FP6/INT8, BF16 for
+        FP8), else :data:`DEFAULT_ACHIEVABLE_SHARE`; at most 1. The calibrated forecast times
+        matrix products at this share of the peak before its MFU (a device that reaches
+        51% of its datasheet, like MI300X in BF16, is not fitted as if it reached 80%).
+
+        References
+        ----------
+        .. [1] S. Bekman, "Machine Learning Engineering", compute/accelerator: Maximum
+           Achievable Matmul FLOPS comparison table (github.com/stas00/ml-engineering).
+        """
+        key = dtype(fmt).peak
+        for k in (key, *_SHARE_FALLBACK.get(key, ())):
+            if k in self.achievable_flop_per_s:
+                return min(self.achievable_flop_per_s[k] / self.peak_flop_per_s[k], 1.0)
+        return DEFAULT_ACHIEVABLE_SHARE
+
     def __getstate__(self) -> dict[str, Any]:
         """The fields, the read-only peaks as a plain dict (a mapping proxy does not pickle:
         a deployment goes to a worker process or a Dask cluster whole)."""
         state = dict(self.__dict__)
         state["peak_flop_per_s"] = dict(self.peak_flop_per_s)
+        state["achievable_flop_per_s"] = dict(self.achievable_flop_per_s)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore :meth:`__getstate__`'s fields, the peaks read-only again."""
         self.__dict__.update(state)
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(state["peak_flop_per_s"]))
+        object.__setattr__(self, "achievable_flop_per_s",
+                           MappingProxyType(state.get("achievable_flop_per_s", {})))
 
     @property
     def mem_usable_bytes(self) -> float:
@@ -371,6 +427,11 @@ class MoE:
         A bias per expert in the router (DeepSeek's correction bias, gpt-oss).
     expert_bias : bool
         Biases inside each expert (gpt-oss).
+    n_group, topk_group : int
+        Group-limited routing (DeepSeek-V3's ``n_group`` 8 / ``topk_group`` 4): the experts
+        fall in ``n_group`` groups and a token's ``top_k`` experts come from at most
+        ``topk_group`` of them; 0 where the router is not group-limited. Placed one group
+        per scale-up domain or fewer, a token crosses to at most ``topk_group`` domains.
     """
 
     num_experts: int
@@ -380,6 +441,8 @@ class MoE:
     shared_intermediate_size: int = 0
     router_bias: bool = False
     expert_bias: bool = False
+    n_group: int = 0
+    topk_group: int = 0
 
 
 @dataclass(frozen=True)
@@ -546,226 +609,3 @@ class Model:
             key = ("full", math.inf) if w <= 0 else (kind, float(w))
             groups[key] = groups.get(key, 0) + 1
         return [(k, w, c) for (k, w), c in groups.items()]
-
-
-# --------------------------------------------------------------------------------------------
-# Efficiencies
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Efficiency:
-    r"""Achieved fractions of peak and fixed overheads.
-
-    With every factor at its default (1, 1, 0, 0) results are the pure roofline bound.
-
-    Attributes
-    ----------
-    mfu : float
-        Achieved fraction of the dense peak FLOP/s in compute-bound operators, (0, 1].
-    mbu : float
-        Achieved fraction of peak memory bandwidth in memory-bound operators, (0, 1].
-    step_overhead_s : float
-        Fixed time per forward step (launches, scheduling, sampling) [s].
-    layer_overhead_s : float
-        Fixed time per layer per step (kernel launches that CUDA graphs do not hide) [s].
-    token_overhead_s : float
-        Host time per sampled token per step of one scheduler [s] (sampling, detokenising,
-        building the next batch: work that grows with the sequences a step samples); each
-        attention-data-parallel rank runs its own, so a step of :math:`R` sampled rows over
-        :math:`d` ranks adds :math:`t_\mathrm{tok} R / d`. Default 0.
-    link_efficiency : float
-        Achieved fraction of scale-up and scale-out link bandwidth in collectives, (0, 1].
-    collective_overhead_s : float
-        Fixed software time per collective call on top of the links' latency floors [s].
-    overlap : float
-        Fraction of the shorter of an operator's compute and memory times hidden behind the
-        longer, [0, 1]: the operator takes :math:`\max(t_c, t_m) + (1 - o)\min(t_c, t_m)`.
-        1 (default) is the roofline's perfect overlap; 0 runs the two in series.
-    expert_half_tokens : float
-        Tokens per routed expert at which a grouped expert GEMM reaches half of ``mfu``
-        [token], >= 0: at :math:`m` tokens per expert it runs at
-        :math:`\mathrm{mfu}\, m / (m + m_{1/2})`. 0 (default): full ``mfu`` at any size.
-    expert_tile_tokens : float
-        Rows of the tile a grouped expert GEMM computes in [token], >= 0: an expert that
-        receives :math:`m` tokens is computed as if it had
-        :math:`m_\mathrm{eff} = (m^4 + T^4)^{1/4}` (about :math:`\max(m, T)`: a tile of
-        :math:`T` rows runs whole however few of them are filled), so its compute runs at
-        :math:`\mathrm{mfu}\, m / m_\mathrm{eff}` and at a few tokens per expert the
-        operator is bound by reading the experts' weights, as measured; far above :math:`T`
-        the penalty vanishes. 0 (default): full ``mfu`` at any size.
-    attention_mfu_scale : float
-        Attention kernels' (scores and weighted values) fraction of peak relative to ``mfu``,
-        > 0; ``mfu x attention_mfu_scale`` must not exceed 1. Default 1.
-    request_overhead_s : float
-        Fixed time a request spends outside the forward steps before its first token
-        (HTTP, tokenisation, scheduling) [s], added to TTFT by
-        :func:`tokenomics.serving.steady.steady_state`. Default 0.
-    fp4_mfu_scale : float
-        Matrix products at a 4-bit floating-point compute format (NVFP4, MXFP4) run at
-        ``mfu x fp4_mfu_scale``, (0, 1]: block-scaled FP4 GEMMs reach a smaller share of
-        their (doubled) peak than FP8 and BF16 ones. Default 1.
-    expert_imbalance : float
-        Under expert parallelism (``ep > 1``) the busiest rank's routed-expert tokens exceed
-        the mean rank's by this fraction, >= 0, and that rank sets the step: the routed
-        experts' FLOPs and activation bytes are multiplied by :math:`1 + \iota` (their
-        weight bytes are not: every rank reads its own experts). Real routers are not
-        uniform (DeepSeek's EPLB exists to even out hot experts). Default 0.
-    collective_overlap : float
-        Fraction of the step's collective time the engine hides behind its compute and
-        memory time (communication on its own streams, overlapped kernels), [0, 1]. It
-        combines with the layout's published overlap (the deployment's ``comm_overlap``, e.g.
-        a two-batch overlap) into the hidden share
-        :math:`\omega = 1 - (1 - \omega_\mathrm{layout})(1 - \omega_\mathrm{eff})`, of which
-        at most the roofline time is hidden. 1 (default) is the bound's: a step takes
-        :math:`\max(t_\mathrm{roof}, t_\mathrm{comm})`, what no implementation can beat;
-        0 runs the collectives after the kernels, as most engines do without a published
-        overlap scheme.
-    name : str
-        The preset's name (``"calibrated"`` for the committed fit); not compared. Every
-        result carries :attr:`label` so that a table says what produced it.
-    stack : str
-        The serving stack these values are for (``"nvidia-trtllm"``, ``"amd-vllm"``...),
-        ``"pooled"`` for the pooled fit of a stack the calibration did not see, or ``""``
-        (not stack-specific); not compared.
-    stacks : mapping, optional
-        Values of a calibration fitted with partial pooling by serving stack and hardware
-        family: ``"<stack>|<hardware family>" -> {field: value}``, with ``""`` for a stack
-        or family the fit did not see (the pooled values under ``"|"``). A
-        :class:`~tokenomics.Deployment` takes its own values from such an efficiency
-        (:meth:`for_stack`); not compared.
-    families : mapping, optional
-        Hardware id -> hardware family, for :attr:`stacks`; not compared.
-
-    Notes
-    -----
-    **The library's one default is the bound.** A :class:`~tokenomics.Deployment` takes
-    :data:`ROOFLINE` unless given an efficiency, and every function (``decode``,
-    ``steady_state``, ``frontier``, ``best_at``, ``cheapest_at``) and every CLI command uses
-    the deployment's: the calibrated forecast is asked for by name
-    (``efficiency=tk.efficiency_presets()["calibrated"]``, ``efficiency="calibrated"``,
-    ``--efficiency calibrated``). A bound has no fitted parameter that a refit can move.
-    """
-
-    mfu: float = 1.0
-    mbu: float = 1.0
-    step_overhead_s: float = 0.0
-    layer_overhead_s: float = 0.0
-    token_overhead_s: float = 0.0
-    link_efficiency: float = 1.0
-    collective_overhead_s: float = 0.0
-    overlap: float = 1.0
-    expert_half_tokens: float = 0.0
-    expert_tile_tokens: float = 0.0
-    attention_mfu_scale: float = 1.0
-    request_overhead_s: float = 0.0
-    fp4_mfu_scale: float = 1.0
-    expert_imbalance: float = 0.0
-    collective_overlap: float = 1.0
-    name: str = field(default="", compare=False)
-    stack: str = field(default="", compare=False)
-    stacks: Any = field(default=None, compare=False, repr=False)
-    families: Any = field(default=None, compare=False, repr=False)
-
-    @property
-    def label(self) -> str:
-        """What produced a result: the preset's ``name`` (``"calibrated"`` for the committed
-        fit), ``"roofline"`` for the bound, else ``"custom"``."""
-        if self.name:
-            return self.name
-        return "roofline" if self == ROOFLINE else "custom"
-
-    def for_stack(self, stack: str, hardware: str = "") -> Efficiency:
-        """The values for a serving stack (``"<vendor>-<engine>"``) on a device (its catalog
-        id): the fit's own for the stack and the device's family where :attr:`stacks` has
-        them, the pooled ones for what it has not seen; without :attr:`stacks`, this
-        efficiency unchanged. :attr:`stack` then names what was used
-        (``"<stack>|<family>"``, an unseen part empty).
-
-        Examples
-        --------
-        >>> e = Efficiency(mbu=0.8, stacks={"|": {"mbu": 0.8}, "amd-vllm|": {"mbu": 0.6}})
-        >>> e.for_stack("amd-vllm").mbu, e.for_stack("intel-tgi").stack
-        (0.6, '|')
-        """
-        if not self.stacks:
-            return self
-        if not isinstance(stack, str) or not isinstance(hardware, str):
-            raise TokenomicsError(f"a stack is a string '<vendor>-<engine>' and a hardware a "
-                                  f"catalog id, got {stack!r}, {hardware!r}")
-        fam = (self.families or {}).get(hardware, "")
-        for key in (f"{stack}|{fam}", f"{stack}|", f"|{fam}", "|"):
-            if key in self.stacks:
-                return replace(self, **self.stacks[key], stack=key)
-        raise TokenomicsError("efficiency stacks has no pooled values (key '|')")
-
-    def __post_init__(self) -> None:
-        coerce_fields(self, {"step_overhead_s": "s", "layer_overhead_s": "s",
-                       "token_overhead_s": "s",
-                       "collective_overhead_s": "s", "request_overhead_s": "s"})
-        if not isinstance(self.name, str):
-            raise TokenomicsError(f"efficiency name must be a string, got {self.name!r}")
-        if not isinstance(self.stack, str):
-            raise TokenomicsError(f"efficiency stack must be a string, got {self.stack!r}")
-        self._check_stacks()
-        for f in fields(self):
-            if f.name in ("name", "stack", "stacks", "families"):
-                continue
-            v = getattr(self, f.name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise TokenomicsError(f"efficiency {f.name} must be a number, got {v!r}")
-        self._check_ranges()
-
-    def _check_stacks(self) -> None:
-        """``stacks`` maps ``"<stack>|<family>"`` to known fields (the pooled under ``"|"``)."""
-        if self.stacks is not None:
-            if not isinstance(self.stacks, Mapping) or "|" not in self.stacks or not all(
-                    isinstance(k, str) and isinstance(v, Mapping)
-                    for k, v in self.stacks.items()):
-                raise TokenomicsError("efficiency stacks must map each '<stack>|<family>' "
-                                      "to a mapping of field values, the pooled ones "
-                                      "under '|'")
-            known = {f.name for f in fields(self)} - {"name", "stack", "stacks", "families"}
-            bad = {k for v in self.stacks.values() for k in v} - known
-            if bad:
-                raise TokenomicsError(f"efficiency stacks name unknown fields: "
-                                      f"{', '.join(sorted(bad))}")
-            object.__setattr__(self, "stacks", {k: dict(v) for k, v in self.stacks.items()})
-            if self.families is not None:
-                object.__setattr__(self, "families", {str(k): str(v)
-                                                      for k, v in dict(self.families).items()})
-
-    def _check_ranges(self) -> None:
-        """Every field within its physical range (fractions, times, counts)."""
-        for name in ("mfu", "mbu", "link_efficiency", "fp4_mfu_scale"):
-            v = getattr(self, name)
-            if not (0.0 < v <= 1.0):
-                raise TokenomicsError(f"efficiency {name} must be in (0, 1], got {v!r}")
-        if not (0.0 <= self.overlap <= 1.0):
-            raise TokenomicsError(f"efficiency overlap must be in [0, 1] (1: the roofline's "
-                                  f"perfect overlap), got {self.overlap!r}")
-        if not (0.0 <= self.collective_overlap <= 1.0):
-            raise TokenomicsError(f"efficiency collective_overlap must be in [0, 1] (1: the "
-                                  f"bound hides every collective behind compute), got "
-                                  f"{self.collective_overlap!r}")
-        if not (0.0 < self.attention_mfu_scale and self.mfu * self.attention_mfu_scale <= 1.0):
-            raise TokenomicsError(
-                f"efficiency attention_mfu_scale must be > 0 with mfu x attention_mfu_scale "
-                f"<= 1, got {self.attention_mfu_scale!r} at mfu {self.mfu!r}")
-        for name in ("step_overhead_s", "layer_overhead_s", "collective_overhead_s",
-                     "request_overhead_s", "token_overhead_s"):
-            v = getattr(self, name)
-            if not (v >= 0.0 and math.isfinite(v)):
-                raise TokenomicsError(f"efficiency {name} must be >= 0 seconds, got {v!r}")
-        if not (self.expert_imbalance >= 0.0 and math.isfinite(self.expert_imbalance)):
-            raise TokenomicsError(f"efficiency expert_imbalance must be >= 0 (the busiest "
-                                  f"expert-parallel rank's excess load over the mean), got "
-                                  f"{self.expert_imbalance!r}")
-        if not (self.expert_tile_tokens >= 0.0 and math.isfinite(self.expert_tile_tokens)):
-            raise TokenomicsError(f"efficiency expert_tile_tokens must be >= 0 tokens, got "
-                                  f"{self.expert_tile_tokens!r}")
-        if not (self.expert_half_tokens >= 0.0 and math.isfinite(self.expert_half_tokens)):
-            raise TokenomicsError(f"efficiency expert_half_tokens must be >= 0 tokens, got "
-                                  f"{self.expert_half_tokens!r}")
-
-
-#: The pure roofline bound: every efficiency at 1, no overhead.
-ROOFLINE = Efficiency()
