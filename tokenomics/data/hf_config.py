@@ -455,7 +455,9 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
         moe = MoE(num_experts=r.int("n_routed_experts"), top_k=r.int("num_experts_per_tok"),
                   expert_intermediate_size=inter, num_shared_experts=ns,
                   shared_intermediate_size=inter if ns else 0,
-                  router_bias=cfg.get("topk_method") == "noaux_tc")
+                  router_bias=cfg.get("topk_method") == "noaux_tc",
+                  n_group=int(cfg.get("n_group") or 0),
+                  topk_group=int(cfg.get("topk_group") or 0))
         return flags, moe, r.int("intermediate_size")
     if fam == "glm4_moe":
         return _glm4_moe(r, cfg, L)

@@ -348,8 +348,15 @@ def group_allgather_time(topo: Topology, message_bytes: Any, group: int) -> Any:
     return t
 
 
-def group_alltoall_time(topo: Topology, message_bytes: Any, group: int) -> Any:
-    """All-to-all over a group: same-domain share on scale-up, the rest on scale-out [s]."""
+def group_alltoall_time(topo: Topology, message_bytes: Any, group: int,
+                        out_share: float | None = None) -> Any:
+    """All-to-all over a group: same-domain share on scale-up, the rest on scale-out [s].
+
+    ``out_share``: the share of ``message_bytes`` that crosses the scale-out network;
+    default :math:`(g - n_{in})/g` (every byte to a uniformly random peer). A router that
+    sends one copy of a token per remote domain and forwards it inside (DeepEP's
+    deduplicated dispatch) crosses less (:func:`remote_copies`).
+    """
     m = np.asarray(message_bytes, float)
     if group <= 1:
         return np.zeros_like(m)
@@ -362,8 +369,48 @@ def group_alltoall_time(topo: Topology, message_bytes: Any, group: int) -> Any:
     if d == 1:
         return np.where(m > 0, t_up, 0.0)
     assert topo.out_bytes_per_s is not None
-    t_out = topo.out_latency_s + (group - n_in) / group * m / topo.out_bytes_per_s
+    share = (group - n_in) / group if out_share is None else out_share
+    t_out = topo.out_latency_s + share * m / topo.out_bytes_per_s
     return np.where(m > 0, np.maximum(t_up, t_out), 0.0)
+
+
+def remote_copies(top_k: int, domains: int, topk_group: int = 0) -> float:
+    """Expected remote scale-up domains a token's hidden state is sent to [-].
+
+    :math:`k` experts drawn uniformly over :math:`d` domains of equal size reach
+    :math:`(d-1)(1 - (1 - 1/d)^k)` domains besides the token's own; one copy crosses to
+    each (deduplicated, then forwarded inside the domain), and a group-limited router
+    (``topk_group`` > 0: DeepSeek-V3 routes to at most 4 of 8 groups) caps it. 0 within one
+    domain.
+
+    Parameters
+    ----------
+    top_k : int
+        Experts each token is routed to [-].
+    domains : int
+        Scale-up domains the expert-parallel group spans [-].
+    topk_group : int
+        The router's cap on the groups a token may reach (0: none) [-].
+
+    Returns
+    -------
+    float
+        Expected copies of a token's hidden state that leave its domain [-].
+
+    References
+    ----------
+    DeepSeek-AI, "DeepSeek-V3 Technical Report" (2024), section 3.4: node-limited routing
+    (each token to at most 4 nodes) and the deduplicated cross-node send.
+
+    Examples
+    --------
+    >>> round(remote_copies(8, 4), 3), remote_copies(8, 18, topk_group=4)   # EP32, EP144
+    (2.7, 4.0)
+    """
+    if domains <= 1:
+        return 0.0
+    r = (domains - 1) * (1.0 - (1.0 - 1.0 / domains) ** top_k)
+    return float(min(r, topk_group)) if topk_group > 0 else float(r)
 
 
 def group_p2p_time(topo: Topology, message_bytes: Any, crosses_domain: bool) -> Any:
@@ -513,9 +560,17 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
     ffn_layers = m.num_dense_layers + (Lm if dep.ep == 1 else 0)
     add("tp_ffn_allreduce", ffn_layers, N * h * act, tp, group_allreduce_time)
     if dep.ep > 1 and m.moe is not None:
-        msg = N / tp * m.moe.top_k * h * act
-        add("ep_dispatch", Lm, msg, dep.ep, group_alltoall_time)
-        add("ep_combine", Lm, msg, dep.ep, group_alltoall_time)
+        # dispatch at the experts' compute format where it is narrower (FP8 quantised before
+        # sending, as DeepEP does), combine at the activation format; one copy of a token
+        # per remote domain (deduplicated), at most topk_group of them
+        k = m.moe.top_k
+        disp = min(bytes_per_element(dep.compute_dtype), act)
+        n_in, d = _split(topo, dep.ep)
+        limit = m.moe.topk_group if m.moe.n_group > 1 else 0
+        share = remote_copies(k, d, limit) / k if d > 1 else None
+        for name, b in (("ep_dispatch", disp), ("ep_combine", act)):
+            add(name, Lm, N / tp * k * h * b, dep.ep,
+                lambda topo_, msg, g, s=share: group_alltoall_time(topo_, msg, g, s))
         add("ep_allgather", Lm, N / dp * h * act, atp, group_allgather_time)
     add("lm_head_allgather", 1, NL / dp * m.vocab_size * act, atp, group_allgather_time)
     if dep.pp > 1:
