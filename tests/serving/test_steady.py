@@ -108,14 +108,17 @@ def test_bad_inputs_raise(kwargs):
 def test_a_full_pipeline_is_the_whole_model_at_a_micro_batch():
     # pp = 2 stages on one device each, B = 8 >= pp: two micro-batches of 4 in flight, a
     # token per sequence every cycle of two stage times = the whole model's step at batch 4
-    # on one device (tp = 1), plus the stage-to-stage sends (pp per cycle).
+    # on one device (tp = 1), plus the stage-to-stage sends (pp per cycle). A step carries
+    # whole prompts: a = 8/128 arrivals a step over two micro-batches is one prompt chunk in
+    # 1 of 32 micro-batch steps and none in the other 31.
     pp2 = tk.Deployment("llama-3.1-70b", "h200", pp=2, weight_dtype="fp8")
     one = tk.Deployment("llama-3.1-70b", "h200", weight_dtype="fp8",
                         usable_memory_fraction=1.0)
     r = steady_state(pp2, 8, 512, 128)
     from tokenomics.serving.batching import mixed_step_seconds
     a = 8 / 128
-    t = mixed_step_seconds(pp2, (8 - a) / 2, 512 + 64, 512.0, 0.0, a / 2, "decode")
+    t = (31 / 32 * mixed_step_seconds(pp2, (8 - a) / 2, 512 + 64, 512.0, 0.0, 0, "decode")
+         + 1 / 32 * mixed_step_seconds(pp2, (8 - a) / 2, 512 + 64, 512.0, 0.0, 1, "decode"))
     assert r.tpot_s == pytest.approx(float(t), rel=1e-12)
     assert r.output_tokens_per_s_per_device == pytest.approx(8 / float(t) / 2, rel=1e-12)
     # the micro-batch's weight reads are the whole model's: no faster than one device at B/2

@@ -120,6 +120,7 @@ _EXPORTS = {
     "mixed_step_seconds_over": ".batching",
     "pipeline_microbatches": ".steady",
     "steady_state_over": ".steady",
+    "chunk_counts": ".steady",
 }
 _MODULES = ('agents', 'batching', 'colocated', 'disagg', 'dynamics', 'paged', 'queueing', 'slo', 'speculative', 'split_pools', 'steady', 'tiers',)
 

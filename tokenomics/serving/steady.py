@@ -262,15 +262,16 @@ def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
     B, inp, out, c, new, k = np.broadcast_arrays(B, inp, out, c, new, k)
     ctx, a, dec, chunk, chunk_c = _shares(B, inp, out, c, k)
     m, phase = pipeline_microbatches(dep, B)
-    # the mixed step, the step with the request's own chunk, the decode-only step: one call
-    # over the three stacked (one pass of the engine's Python instead of three); under a
-    # pipeline, each of m micro-batches carries 1/m of them
+    # whole chunks a (micro-batch) step: the mean step, the request's own, the decode-only:
+    # five steps in one call over them stacked (one pass of the engine's Python)
+    n, w = chunk_counts(a * k / m)
     z = np.zeros_like(chunk)
-    chunks = np.stack([a * k, np.maximum(a * k, 1.0), z])
-    t, t_own, t0 = np.asarray(mixed_step_seconds(
-        dep, np.stack([dec / m] * 3), np.stack([ctx] * 3), np.stack([chunk, chunk, z + 1.0]),
-        np.stack([chunk_c, chunk_c, z]), chunks / m, phase, 0.0), float) + _host(
-            dep, dec + chunks)
+    times = np.asarray(mixed_step_seconds(
+        dep, np.stack([dec / m] * 5), np.stack([ctx] * 5),
+        np.stack([chunk] * 4 + [z + 1.0]), np.stack([chunk_c] * 4 + [z]), n, phase, 0.0),
+        float) + _host(dep, dec + n * m)
+    t, t_own, t0 = (w[0] * times[0] + w[1] * times[1], w[2] * times[2] + w[3] * times[3],
+                    times[4])
     fits = B <= np.asarray(max_batch(dep, inp + out), float)
     S = V.scalar_or_array
     return SteadyState(
@@ -282,6 +283,38 @@ def steady_state_reference(dep: Deployment, concurrency: Any, input_tokens: Any,
         requests_per_s=S(a / t), request_latency_s=S(out * t),
         tokens_per_s_per_user=S(1.0 / t), fits=bool(fits) if np.ndim(fits) == 0 else fits,
         efficiency=dep.efficiency.label)
+
+
+def chunk_counts(c: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Whole prefill chunks of the steps that make up a mean of ``c`` chunks a step.
+
+    A step carries whole chunks, so a mean of :math:`c` a step is steps of
+    :math:`\\lfloor c \\rfloor` and :math:`\\lfloor c \\rfloor + 1` chunks in the shares
+    :math:`1 - p` and :math:`p = c - \\lfloor c \\rfloor`; a step that carries the request's
+    own chunk carries at least that one: :math:`c_\\mathrm{own} = \\max(c, 1)` likewise.
+
+    Returns
+    -------
+    (counts, shares) : numpy.ndarray
+        Stacked on a first axis of five: the two steps of the mean, the two of the own
+        step, and the decode-only step (0 chunks); the shares weigh the pairs (1 and 0 for
+        the decode-only step).
+
+    Notes
+    -----
+    The mean step time is :math:`(1 - p)\\,t(\\lfloor c \\rfloor) + p\\,t(\\lfloor c \\rfloor + 1)`,
+    not :math:`t(c)`: at light load most steps carry no prompt and read only their decodes'
+    experts, and the few that carry one pay for it whole (a mixture of experts reads nearly
+    every expert for a 7,000-token prompt; spread over a hundred steps as 70 tokens each,
+    it would read them every step).
+    """
+    c = np.asarray(c, float)
+    own = np.maximum(c, 1.0)
+    lo, lo_o = np.floor(c), np.floor(own)
+    p, p_o = c - lo, own - lo_o
+    counts = np.stack([lo, lo + 1.0, lo_o, lo_o + 1.0, 0.0 * c])
+    shares = np.stack([1.0 - p, p, 1.0 - p_o, p_o, 0.0 * c + 1.0])
+    return counts, shares
 
 
 def _host(dep: Deployment, rows: Any) -> Any:
@@ -355,10 +388,15 @@ def _scalar(dep: Any, concurrency: Any, inp: Any, out: Any, c: Any, s: Any,
     new = float(inp - c)
     k = 1.0 if s is None else float(math.ceil(new / s))
     ctx, a, dec, chunk, chunk_c = _shares(B, inp, out, c, k)
-    # the mixed step, the step with the request's own chunk, the decode-only step, together
-    t, t_own, t0 = plan.times_at([(dec, ctx, chunk, chunk_c, a * k),
-                                  (dec, ctx, chunk, chunk_c, max(a * k, 1.0)),
-                                  (dec, ctx, 1.0, 0.0, 0.0)])
+    # whole chunks a step (chunk_counts): the mean step, the own step, the decode-only step
+    cpu = a * k
+    lo, lo_o = math.floor(cpu), math.floor(max(cpu, 1.0))
+    p, p_o = cpu - lo, max(cpu, 1.0) - lo_o
+    t_lo, t_hi, to_lo, to_hi, t0 = plan.times_at(
+        [(dec, ctx, chunk, chunk_c, float(lo)), (dec, ctx, chunk, chunk_c, lo + 1.0),
+         (dec, ctx, chunk, chunk_c, float(lo_o)), (dec, ctx, chunk, chunk_c, lo_o + 1.0),
+         (dec, ctx, 1.0, 0.0, 0.0)])
+    t, t_own = (1.0 - p) * t_lo + p * t_hi, (1.0 - p_o) * to_lo + p_o * to_hi
     ttft = k * t_own + dep.efficiency.request_overhead_s
     return _state(dep, B, (inp, out, c, ctx), (a, a * new, k), (t, t0, ttft, float(out)),
                   B <= limit)
@@ -471,14 +509,14 @@ def steady_state_over(dep: Deployment, concurrency: Any, lengths: Any, *,
     k = np.ones_like(i_n) if s is None else np.ceil(i_n / s)
     a = B_ / mean_o
     dec = B_ - a
-    chunks = a[..., None] * u * k                       # chunks of each prompt kind a step
-    own = chunks * np.maximum(1.0, 1.0 / chunks.sum(axis=-1))[..., None]
+    mix = u * k / (u @ k)                               # each prompt kind's share of chunks
+    n, sh = chunk_counts(a * float(u @ k) / m_)         # whole chunks a micro-batch step
     T, c = i_n / k, i_n * (k - 1) / (2 * k)
-    t, t_own, t0 = np.asarray(mixed_step_seconds_over(
-        dep, np.stack([dec / m_] * 3), (ctx, w),
-        (T, c, np.stack([chunks / m_[..., None], own / m_[..., None], 0.0 * chunks])), phase,
-        0.0)) + _host(dep, np.stack([dec + chunks.sum(axis=-1), dec + own.sum(axis=-1),
-                                     dec]))
+    times = np.asarray(mixed_step_seconds_over(
+        dep, np.stack([dec / m_] * 5), (ctx, w), (T, c, n[..., None] * mix), phase,
+        0.0)) + _host(dep, dec + n * m_)
+    t, t_own, t0 = (sh[0] * times[0] + sh[1] * times[1], sh[2] * times[2] + sh[3] * times[3],
+                    times[4])
     mean_k = float(u @ k)
     return SteadyState(
         concurrency=Sf(B_), input_tokens=mean_i, output_tokens=mean_o, cached_tokens=0.0,
