@@ -59,9 +59,10 @@ def test_retention_shows_the_stated_default_beside_gpu_time_only(tmp_path, capsy
     assert df.loc[("ssd", "GPU time only")].drop_after_h > gpu.drop_after_h   # cheaper to hold
     # 100 sessions (the default): Little's law puts ~1.5 idle sessions in HBM and ~32 in DRAM
     # (the calibrated recompute of a 119,000-token prompt is slow: attention kernels run at
-    # a fifth of the GEMMs' fraction of peak, so DRAM copies are kept most of a day).
+    # a fraction of the GEMMs' fraction of peak, so DRAM copies are kept for hours, not the
+    # minutes HBM holds them).
     assert 1 < stated.idle_in_hbm < 2 and 20 < stated.idle_in_tier < 60
-    assert 10 < stated.drop_after_h < 24
+    assert 4 < stated.drop_after_h < 24
     assert stated.tier_fraction_used == pytest.approx(stated.idle_in_tier * 39.0e9 / 2e12,
                                                       rel=1e-3)
     # An explicit price replaces the default; zero prints one row per tier.

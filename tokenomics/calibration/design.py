@@ -44,6 +44,7 @@ from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.engine import (
+    achievable_factor,
     exposed_comm,
     fixed_overhead,
     host_seconds,
@@ -51,14 +52,19 @@ from tokenomics.physics.engine import (
     operator_scale,
     operator_terms,
     operator_time,
+    weight_only,
 )
 from tokenomics.physics.operators import OPERATORS, mixed_costs_over
-from tokenomics.serving.steady import pipeline_microbatches
+from tokenomics.serving.steady import chunk_counts, pipeline_microbatches
 
 _EXPERTS = OPERATORS.index("moe_experts")
+#: The design's fields of a row (the others are of its steps).
+_ROW_FIELDS = ("ids", "stacks", "hardware_families", "concurrency", "n_devices",
+               "chunks_per_prompt", "kind", "measured")
 #: The efficiency fields a row's time depends on (the rest are held at their defaults).
-FIELDS = ("mbu", "mfu", "overlap", "expert_half_tokens", "expert_tile_tokens",
-          "attention_mfu_scale", "fp4_mfu_scale", "link_efficiency", "step_overhead_s",
+FIELDS = ("mbu", "mfu", "achievable_peaks", "overlap", "expert_half_tokens", "expert_tile_tokens",
+          "attention_mfu_scale", "fp4_mfu_scale", "mixed_input_mfu_scale", "link_efficiency",
+          "step_overhead_s",
           "layer_overhead_s", "token_overhead_s", "request_overhead_s", "expert_imbalance",
           "collective_overlap")
 _ETAS = (1.0, 0.5, 0.25)
@@ -72,6 +78,12 @@ class Design:
     ----------
     ids, stacks, hardware_families : tuple of str
         Row ids, each row's serving stack and hardware family.
+    row_of, share : numpy.ndarray
+        Each step's row and its share of the row's steps: a row's mean step time is
+        :math:`\\sum_v s_v t_v` over the steps of whole chunks that make its mean
+        (:func:`~tokenomics.serving.steady.chunk_counts`). The other arrays are per step
+        (``flops`` ...) or per row (``concurrency``, ``n_devices``, ``chunks_per_prompt``,
+        ``kind``, ``measured``).
     flops, bytes, act_bytes : numpy.ndarray
         (rows, operators) replica-wide FLOPs [FLOP], bytes [B] and activation bytes [B] of
         the row's timed step (one micro-batch of a pipeline).
@@ -79,6 +91,12 @@ class Design:
         Tokens per distinct routed expert in the step (``inf`` without experts) [token].
     devices, n_devices : numpy.ndarray
         ``tp`` (the devices a step's work is split over) and ``tp x pp`` [-].
+    weight_only : numpy.ndarray of bool
+        (rows, operators): the operator's weights are stored narrower than its compute
+        format (:func:`~tokenomics.physics.engine.weight_only`).
+    gemm_share, attention_share : numpy.ndarray
+        The device's achievable share of the compute and attention formats' peaks
+        (:meth:`~tokenomics.data.specs.Hardware.achievable_share`) [-].
     peak, attention_peak, bandwidth : numpy.ndarray
         Dense peak at the compute format and at the attention format [FLOP/s], memory
         bandwidth [B/s].
@@ -112,6 +130,9 @@ class Design:
     n_devices: np.ndarray
     peak: np.ndarray
     attention_peak: np.ndarray
+    gemm_share: np.ndarray
+    attention_share: np.ndarray
+    weight_only: np.ndarray
     bandwidth: np.ndarray
     gemm_fp4: np.ndarray
     attention_fp4: np.ndarray
@@ -125,21 +146,29 @@ class Design:
     comm_overlap: np.ndarray
     kind: np.ndarray
     measured: np.ndarray
+    row_of: np.ndarray
+    share: np.ndarray
 
     def take(self, idx: Any) -> Design:
-        """The design of the rows ``idx`` only."""
-        idx = np.asarray(idx)
-        pos = {int(i): k for k, i in enumerate(idx)}
-        exact = tuple((pos[i], f) for i, f in self.comm_exact if i in pos)
-        vals = {}
+        """The design of the rows ``idx`` only (their steps with them)."""
+        idx = np.asarray(idx, int)
+        pos = np.full(len(self.ids), -1)
+        pos[idx] = np.arange(len(idx))
+        order = np.argsort(pos[self.row_of], kind="stable")
+        entries = order[pos[self.row_of][order] >= 0]
+        epos = np.full(len(self.row_of), -1)
+        epos[entries] = np.arange(len(entries))
+        vals: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             v = getattr(self, name)
             if name == "comm_exact":
-                vals[name] = exact
-            elif isinstance(v, tuple):
-                vals[name] = tuple(v[int(i)] for i in idx)
+                vals[name] = tuple((int(epos[i]), f) for i, f in v if epos[i] >= 0)
+            elif name == "row_of":
+                vals[name] = pos[v[entries]]
+            elif name in _ROW_FIELDS:
+                vals[name] = tuple(v[int(i)] for i in idx) if isinstance(v, tuple) else v[idx]
             else:
-                vals[name] = v[idx]
+                vals[name] = v[entries]
         return Design(**vals)
 
 
@@ -164,18 +193,19 @@ def _step_of(row: CorpusRow, dep: Any) -> dict[str, Any]:
         T, c = np.ones_like(i_n), np.zeros_like(i_n)
         if not row.workload:                       # steady_state's decode pool: I + O/2
             ctx, w = np.array([row.isl + row.osl / 2.0]), np.array([1.0])
-    else:
-        a = B / dist.output_mean
-        dec = B - a
-        chunks = a * u * k
-        if row.metric == "ttft_s":                 # the step with the request's own chunk
-            chunks = chunks * max(1.0, 1.0 / chunks.sum())
-        T, c = i_n / k, i_n * (k - 1) / (2 * k)
-        k_mean = float(u @ k)
-        if not row.workload:                       # steady_state's exact shares
-            dec, ctx, w = B - a, np.array([row.isl + row.osl / 2.0]), np.array([1.0])
-    return dict(B=B, dec=dec / m, ctx=ctx, w=w, T=T, c=c, chunks=chunks / m, m=m,
-                phase=phase, k=k_mean)
+        return dict(B=B, ctx=ctx, w=w, T=T, c=c, steps=[(dec / m, chunks, 1.0)], m=m,
+                    phase=phase, k=k_mean)
+    a = B / dist.output_mean
+    dec = B - a
+    k_mean = float(u @ k)
+    n, sh = chunk_counts(a * k_mean / m)           # whole chunks a micro-batch step
+    pair = (2, 3) if row.metric == "ttft_s" else (0, 1)   # the own step, or the mean
+    mix = u * k / k_mean
+    steps = [(dec / m, float(n[j]) * mix, float(sh[j])) for j in pair]
+    T, c = i_n / k, i_n * (k - 1) / (2 * k)
+    if not row.workload:                           # steady_state's exact shares
+        ctx, w = np.array([row.isl + row.osl / 2.0]), np.array([1.0])
+    return dict(B=B, ctx=ctx, w=w, T=T, c=c, steps=steps, m=m, phase=phase, k=k_mean)
 
 
 def _comm(dep: Any, n: float, logits: float, phase: str) -> tuple[np.ndarray | None, Any]:
@@ -207,41 +237,49 @@ def _comm(dep: Any, n: float, logits: float, phase: str) -> tuple[np.ndarray | N
     return None, exact
 
 
-def _row_work(row: CorpusRow) -> dict[str, Any]:
-    """One row's timed step: its operator costs and collectives at its concurrency."""
+def _row_work(row: CorpusRow) -> list[dict[str, Any]]:
+    """One row's timed steps: each step's operator costs and collectives, and its share."""
     if row.pool == "prefill":
         raise TokenomicsError(f"{row.id}: the design covers steady-state rows; a prefill "
                               f"pool's row is forecast by corpus.forecast alone")
     dep = row.deployment(ROOFLINE)
     st = _step_of(row, dep)
-    costs = mixed_costs_over(dep, st["dec"], st["ctx"], st["w"], st["T"], st["c"],
-                             st["chunks"])
-    n_tok = st["dec"] + float((st["chunks"] * st["T"]).sum())
-    logits = st["dec"] + float(st["chunks"].sum())
-    lines, exact = _comm(dep, n_tok, logits, st["phase"])
-    ex = costs[_EXPERTS]
-    wb = float(ex.weight_bytes)
-    tokens = float(ex.flops) * bytes_per_element(dep.expert_dtype) / (2 * wb) if wb > 0 \
-        else np.inf
-    return dict(flops=[float(o.flops) for o in costs], bytes=[float(o.bytes) for o in costs],
-                act_bytes=[float(o.act_bytes) for o in costs], expert_tokens=tokens,
-                devices=float(dep.tp), n_devices=float(dep.n_devices),
-                peak=dep.compute_peak_flop_per_s("the corpus row's step"),
-                attention_peak=dep.attention_peak_flop_per_s(),
-                gemm_fp4=dtype(dep.compute_dtype).peak == "fp4",
-                attention_fp4=dtype(dep.attention_dtype).peak == "fp4",
-                expert_parallel=dep.ep > 1, bandwidth=dep.hardware.mem_bw_bytes_per_s,
-                lines=lines, exact=exact, layers=float(dep.model.num_layers),
-                sampled_rows=logits * st["m"] / dep.dp_attention,
-                concurrency=st["B"], chunks_per_prompt=st["k"],
-                comm_overlap=float(row.comm_overlap),
-                kind={"server_tpot_at_concurrency": "tpot", "ttft_s": "ttft"}.get(
-                    row.metric, "speed"), measured=row.measured)
+    common = dict(devices=float(dep.tp), n_devices=float(dep.n_devices),
+                  peak=dep.compute_peak_flop_per_s("the corpus row's step"),
+                  attention_peak=dep.attention_peak_flop_per_s(),
+                  weight_only=[weight_only(dep, n) for n in OPERATORS],
+                  gemm_share=dep.hardware.achievable_share(dep.compute_dtype),
+                  attention_share=dep.hardware.achievable_share(dep.attention_dtype),
+                  gemm_fp4=dtype(dep.compute_dtype).peak == "fp4",
+                  attention_fp4=dtype(dep.attention_dtype).peak == "fp4",
+                  expert_parallel=dep.ep > 1, bandwidth=dep.hardware.mem_bw_bytes_per_s,
+                  layers=float(dep.model.num_layers), concurrency=st["B"],
+                  chunks_per_prompt=st["k"], comm_overlap=float(row.comm_overlap),
+                  kind={"server_tpot_at_concurrency": "tpot", "ttft_s": "ttft"}.get(
+                      row.metric, "speed"), measured=row.measured)
+    out = []
+    for dec, chunks, share in st["steps"]:
+        costs = mixed_costs_over(dep, dec, st["ctx"], st["w"], st["T"], st["c"], chunks)
+        n_tok = dec + float((chunks * st["T"]).sum())
+        logits = dec + float(chunks.sum())
+        lines, exact = _comm(dep, n_tok, logits, st["phase"])
+        ex = costs[_EXPERTS]
+        wb = float(ex.weight_bytes)
+        tokens = float(ex.flops) * bytes_per_element(dep.expert_dtype) / (2 * wb) if wb > 0 \
+            else np.inf
+        out.append(dict(common, flops=[float(o.flops) for o in costs],
+                        bytes=[float(o.bytes) for o in costs],
+                        act_bytes=[float(o.act_bytes) for o in costs], expert_tokens=tokens,
+                        lines=lines, exact=exact,
+                        sampled_rows=logits * st["m"] / dep.dp_attention, share=share))
+    return out
 
 
 def build_design(rows: list[CorpusRow]) -> Design:
     """The design of ``rows`` (module notes)."""
-    work = [_row_work(r) for r in rows]
+    per_row = [_row_work(r) for r in rows]
+    work = [w for steps in per_row for w in steps]
+    row_of = np.repeat(np.arange(len(rows)), [len(steps) for steps in per_row])
     n_col = max((0 if w["lines"] is None else w["lines"].shape[0]) for w in work) if work else 0
     n_alg = max((1 if w["lines"] is None or not w["lines"].size else w["lines"].shape[1])
                 for w in work) if work else 1
@@ -257,9 +295,12 @@ def build_design(rows: list[CorpusRow]) -> Design:
     exact = tuple((i, w["exact"]) for i, w in enumerate(work) if w["exact"] is not None)
     skip = {"lines", "exact"}
     cols = {k: np.array([w[k] for w in work]) for k in (work[0] if work else {}) if k not in skip}
+    first = np.searchsorted(row_of, np.arange(len(rows)))
+    for k in _ROW_FIELDS[3:]:
+        cols[k] = cols[k][first]
     return Design(ids=tuple(r.id for r in rows), stacks=tuple(r.stack for r in rows),
                   hardware_families=tuple(r.hardware_family for r in rows),
-                  comm_lines=lines, comm_exact=exact, **cols)
+                  comm_lines=lines, comm_exact=exact, row_of=row_of, **cols)
 
 
 def row_parameters(eff: Efficiency, n: int) -> SimpleNamespace:
@@ -289,15 +330,19 @@ def predict_rows(d: Design, p: Any) -> np.ndarray:
             raise TokenomicsError("predict_rows needs collective_overhead_s = 0 (the design "
                                   "does not count collective calls); use forecast() per row")
         p = row_parameters(p, len(d.ids))
-    roof = np.zeros(len(d.ids))
+    rows = p
+    p = SimpleNamespace(**{f: np.asarray(v, float)[d.row_of] if np.ndim(v) else v
+                           for f, v in vars(p).items()})            # per step
+    roof = np.zeros(len(d.row_of))
     for k, name in enumerate(OPERATORS):
         if not d.flops[:, k].any() and not d.bytes[:, k].any():
             continue
         experts = name == "moe_experts"
         scale = operator_scale(name, p, d.gemm_fp4, d.attention_fp4,
-                               d.expert_tokens if experts else None)
+                               d.expert_tokens if experts else None, d.weight_only[:, k])
         load = load_factor(p, d.expert_parallel) if experts else 1.0
-        peak = (d.attention_peak if name == "attn_core" else d.peak) * p.mfu
+        peak = (d.attention_peak * achievable_factor(d.attention_share, p) if name == "attn_core"
+                else d.peak * achievable_factor(d.gemm_share, p)) * p.mfu
         tc, tm = operator_terms(d.flops[:, k], d.bytes[:, k], d.devices, peak,
                                 d.bandwidth * p.mbu, scale, load, d.act_bytes[:, k])
         roof = roof + operator_time(tc, tm, p.overlap)
@@ -309,7 +354,8 @@ def predict_rows(d: Design, p: Any) -> np.ndarray:
     hidden = 1.0 - (1.0 - d.comm_overlap) * (1.0 - np.asarray(p.collective_overlap, float))
     t = roof + exposed_comm(comm, roof, hidden) + fixed_overhead(p, d.layers)
     t = t + host_seconds(p, d.sampled_rows)
+    t = np.bincount(d.row_of, weights=d.share * t, minlength=len(d.ids))   # the mean step
     return np.where(d.kind == "speed",
                     d.concurrency / np.where(t > 0, t, 1.0) / d.n_devices,
-                    np.where(d.kind == "ttft", d.chunks_per_prompt * t + p.request_overhead_s,
+                    np.where(d.kind == "ttft", d.chunks_per_prompt * t + rows.request_overhead_s,
                              t))

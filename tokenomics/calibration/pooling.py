@@ -46,17 +46,21 @@ from tokenomics.data.specs import Efficiency
 
 #: The fitted parameters, in order (every field of the step law but the held ones).
 PARAMS = ("mbu", "mfu", "overlap", "expert_tile_tokens", "attention_mfu_scale",
-          "fp4_mfu_scale", "link_efficiency", "layer_overhead_s", "token_overhead_s",
+          "fp4_mfu_scale", "mixed_input_mfu_scale", "link_efficiency", "layer_overhead_s", "token_overhead_s",
           "request_overhead_s", "expert_imbalance", "collective_overlap")
 #: Fields of the law held at a value instead of fitted, and why: a time per step beside the
 #: per-layer and per-token times adds nothing they do not carry (the last round's fit put it
 #: at 0.012 ms beside 0.09 ms a layer, and free it traded places with them between folds);
 #: the saturating ``expert_half_tokens`` is replaced by the grouped GEMM's tile
-#: (``expert_tile_tokens``), which leaves a lightly loaded expert bound by its weight reads.
-HELD: dict[str, float] = {"step_overhead_s": 0.0, "expert_half_tokens": 0.0}
+#: (``expert_tile_tokens``), which leaves a lightly loaded expert bound by its weight reads;
+#: compute peaks are each device's measured achievable matmul rate (``achievable_peaks``
+#: 1: Hardware.achievable_share), so ``mfu`` is the engine's share of what the chip can do.
+HELD: dict[str, float] = {"step_overhead_s": 0.0, "expert_half_tokens": 0.0,
+                          "achievable_peaks": 1.0}
 #: Coordinates each parameter is fitted in: ``"logit"`` (a fraction in (0, 1)) or ``"log"``.
 TRANSFORMS = {"mbu": "logit", "mfu": "logit", "overlap": "logit", "expert_tile_tokens": "log",
               "attention_mfu_scale": "logit", "fp4_mfu_scale": "logit",
+              "mixed_input_mfu_scale": "logit",
               "link_efficiency": "logit", "layer_overhead_s": "log",
               "token_overhead_s": "log", "request_overhead_s": "log",
               "expert_imbalance": "log", "collective_overlap": "logit"}
@@ -70,6 +74,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "expert_tile_tokens": (64.0, 1.0),    # grouped-GEMM tiles of 64-128 rows
     "attention_mfu_scale": (0.5, 1.5),    # FlashAttention-3: ~75% of peak, less in serving
     "fp4_mfu_scale": (0.7, 1.0),          # block-scaled FP4 GEMMs below FP8's share
+    "mixed_input_mfu_scale": (0.7, 1.0),  # W4A16 GEMMs dequantise every tile (Marlin-style)
     "link_efficiency": (0.7, 1.5),        # NCCL bus bandwidth 70-85% of the link
     "layer_overhead_s": (2e-5, 2.0),      # a few kernel launches a layer
     "token_overhead_s": (1e-5, 2.0),      # sampling, detokenising, scheduling per token

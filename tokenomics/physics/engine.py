@@ -227,8 +227,7 @@ def operator_times(dep: Deployment, costs: list[OpCost], shard: int | None = Non
     if memory_only_if_unpublished and not dep.compute_peak_published:
         peak = attn_peak = np.nan   # compute time unknown: NaN, skipped by np.fmax below
     else:
-        peak = dep.compute_peak_flop_per_s("the step's compute time") * eff.mfu
-        attn_peak = dep.attention_peak_flop_per_s() * eff.mfu
+        peak, attn_peak = effective_peaks(dep)
     bw = dep.hardware.mem_bw_bytes_per_s * eff.mbu
     per_op = {}
     total_c: Any = 0.0
@@ -311,9 +310,33 @@ def operator_seconds(dep: Deployment, op: OpCost) -> tuple[Any, Any]:
     :func:`operator_times` times each (for a plan's one curved operator, the routed
     experts); needs a published compute peak."""
     eff = dep.efficiency
-    peak = (dep.attention_peak_flop_per_s() if op.name == "attn_core"
-            else dep.compute_peak_flop_per_s("the step's compute time")) * eff.mfu
+    gemm, attn = effective_peaks(dep)
+    peak = attn if op.name == "attn_core" else gemm
     return _op_seconds(dep, op, dep.tp, peak, dep.hardware.mem_bw_bytes_per_s * eff.mbu)
+
+
+def effective_peaks(dep: Deployment) -> tuple[float, float]:
+    """(matrix products', attention's) compute rate under the deployment's efficiency
+    [FLOP/s]: the dense peak of the format (:meth:`~tokenomics.Deployment.compute_peak_flop_per_s`,
+    :meth:`~tokenomics.Deployment.attention_peak_flop_per_s`) times
+    :func:`achievable_factor` times ``mfu``; needs a published peak."""
+    eff = dep.efficiency
+    gemm = dep.compute_peak_flop_per_s("the step's compute time") * eff.mfu * \
+        achievable_factor(dep.hardware.achievable_share(dep.compute_dtype), eff)
+    attn = dep.attention_peak_flop_per_s() * eff.mfu * \
+        achievable_factor(dep.hardware.achievable_share(dep.attention_dtype), eff)
+    return gemm, attn
+
+
+def achievable_factor(share: Any, p: Any) -> Any:
+    """:math:`a^{k}` for a device's achievable share :math:`a` of its peak
+    (:meth:`~tokenomics.data.specs.Hardware.achievable_share`) and the efficiency's
+    ``achievable_peaks`` :math:`k` (0 at the bound: 1; ``p`` an efficiency or per-row
+    arrays)."""
+    k = p.achievable_peaks
+    if not np.ndim(k) and k == 0.0:
+        return 1.0
+    return np.asarray(share, float) ** k
 
 
 def compute_scale(dep: Deployment, op: OpCost) -> Any:
@@ -347,11 +370,27 @@ def compute_scale(dep: Deployment, op: OpCost) -> Any:
         tokens = np.where(w > 0, np.asarray(op.flops, float) * bytes_per_element(
             dep.expert_dtype) / (2.0 * np.where(w > 0, w, 1.0)), np.inf)
     return operator_scale(op.name, dep.efficiency, dtype(dep.compute_dtype).peak == "fp4",
-                          dtype(dep.attention_dtype).peak == "fp4", tokens)
+                          dtype(dep.attention_dtype).peak == "fp4", tokens,
+                          weight_only(dep, op.name))
+
+
+#: The weights each operator reads: the routed experts', the embedding's, the others'.
+_WEIGHTS_OF = {"moe_experts": "expert_dtype", "embedding": "embedding_dtype",
+               "lm_head": "embedding_dtype"}
+
+
+def weight_only(dep: Deployment, name: str) -> bool:
+    """Whether an operator multiplies weights stored narrower than the format it computes
+    at (weight-only quantisation, W4A16: MXFP4 experts on Hopper), so each tile is
+    dequantised before the matrix product. Attention reads no weights: False."""
+    if name == "attn_core":
+        return False
+    stored = getattr(dep, _WEIGHTS_OF.get(name, "weight_dtype"))
+    return bytes_per_element(stored) < bytes_per_element(dep.compute_dtype)
 
 
 def operator_scale(name: str, p: Any, gemm_fp4: Any, attention_fp4: Any,
-                   tokens_per_expert: Any = None) -> Any:
+                   tokens_per_expert: Any = None, weight_only: Any = False) -> Any:
     r"""Fraction of ``mfu`` an operator's FLOPs run at, from the efficiency's parameters.
 
     The law behind :func:`compute_scale`, on plain values: ``p`` is an
@@ -359,7 +398,9 @@ def operator_scale(name: str, p: Any, gemm_fp4: Any, attention_fp4: Any,
     (the calibration passes one array per field, a value per corpus row), ``gemm_fp4`` and
     ``attention_fp4`` whether the matrix products and the attention compute at a 4-bit
     floating-point format, ``tokens_per_expert`` the routed experts' tokens per distinct
-    expert :math:`m` (``inf`` where the step has none).
+    expert :math:`m` (``inf`` where the step has none), ``weight_only`` whether the
+    operator's weights are stored narrower than its compute format (:func:`weight_only`:
+    its FLOPs then run at ``mixed_input_mfu_scale`` of the rest).
 
     Returns
     -------
@@ -374,6 +415,9 @@ def operator_scale(name: str, p: Any, gemm_fp4: Any, attention_fp4: Any,
         a = np.where(attention_fp4, p.fp4_mfu_scale, 1.0) if np.ndim(attention_fp4) else (
             p.fp4_mfu_scale if attention_fp4 else 1.0)
         return p.attention_mfu_scale * a
+    mixed = getattr(p, "mixed_input_mfu_scale", 1.0)
+    if np.ndim(weight_only) or weight_only:
+        fp4 = fp4 * (np.where(weight_only, mixed, 1.0) if np.ndim(weight_only) else mixed)
     if name == "moe_experts" and tokens_per_expert is not None:
         return fp4 * grouped_gemm_efficiency(tokens_per_expert, p)
     return fp4

@@ -43,6 +43,7 @@ from tokenomics.physics.collectives import step_comm
 from tokenomics.physics.engine import (
     StepResult,
     compute_scale,
+    effective_peaks,
     exposed_comm,
     operator_seconds,
     operator_time,
@@ -183,9 +184,9 @@ def _rates(dep: Deployment, costs: list[Any], times: Any) -> list[tuple[float, f
     n, eff = dep.tp, dep.efficiency
     rm = 1.0 / (n * dep.hardware.mem_bw_bytes_per_s * eff.mbu)
     out = []
+    gemm, attn = effective_peaks(dep)
     for op in costs:
-        p = (dep.attention_peak_flop_per_s() if op.name == "attn_core"
-             else dep.compute_peak_flop_per_s()) * eff.mfu
+        p = attn if op.name == "attn_core" else gemm
         rc = 1.0 / (n * p * float(np.ravel(compute_scale(dep, op))[0]))
         f = np.asarray(op.flops, float)
         if not np.allclose(np.asarray(times.per_op[op.name][0], float), f * rc, rtol=1e-12):
