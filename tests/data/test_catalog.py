@@ -132,6 +132,9 @@ _H100_CAPACITY_LINE = next(
     ('fp6 = "not supported"', 'fp6 = "unknown"', "compute.fp6", "not allowed"),
     ('id = "h100-sxm"', 'id = "h100"', "id", "file name stem"),
     ('date = "2024-12"', 'date = "Dec 2024"', "prices[1].date", "YYYY"),
+    # the measured achievable matmul rate: a benchmark's, under the datasheet's dense peak
+    ('convention = "measured"', 'convention = "datasheet"', "achievable.convention", "measured"),
+    ('bf16 = { value = 794.5', 'bf16 = { value = 1500.0', "achievable.bf16", "above the format's"),
 ])
 def test_broken_hardware_file_rejected(cat_copy, old, new, field, why):
     hw, md = cat_copy
@@ -233,3 +236,14 @@ def test_malformed_toml_and_bad_source_entry(cat_copy):
                  'kind = "datasheet"\n')
     with pytest.raises(tk.CatalogError, match=r"sources.toml: \[no-url\].url: missing"):
         load_catalog(hw, md)
+
+
+def test_achievable_matmul_rates_are_the_measured_table():
+    # Bekman's MAMF table (ml-engineering, compute/accelerator): H100 SXM BF16 794.5 TFLOP/s
+    # of the 989.4 dense peak = 80.3%; MI300X BF16 668.4 of 1,307.4 = 51.1%.
+    h, m = tk.hardware("h100-sxm"), tk.hardware("mi300x")
+    assert h.achievable_flop_per_s["bf16"] == pytest.approx(794.5e12)
+    assert h.achievable_share("bf16") == pytest.approx(794.5 / 989.4, rel=1e-3)
+    assert m.achievable_share("bf16") == pytest.approx(668.4 / 1307.4, rel=1e-3)
+    # FP16 borrows BF16's share where FP16 is not measured
+    assert m.achievable_share("fp16") == pytest.approx(m.achievable_share("bf16"))

@@ -193,3 +193,11 @@ def test_a_folder_or_binary_file_is_not_a_config(tmp_path):
     for bad in (tmp_path, tmp_path / "weights.bin"):
         with pytest.raises(tk.CatalogError, match="not a readable config.json file"):
             tk.model_from_hf_config(bad)
+
+
+def test_group_limited_routing_is_read_from_the_config():
+    # DeepSeek-V3's config.json: n_group 8, topk_group 4 (a token's 8 experts from at most 4
+    # of 8 groups); Kimi K2's n_group 1 is one group of all 384 experts, i.e. not limited.
+    ds, kimi = tk.model("deepseek-v3").moe, tk.model("kimi-k2").moe
+    assert (ds.n_group, ds.topk_group) == (8, 4)
+    assert kimi.n_group == 1

@@ -144,3 +144,15 @@ def test_the_busiest_expert_parallel_rank_sets_the_routed_experts_time():
 def test_expert_imbalance_must_be_a_finite_excess(bad):
     with pytest.raises(tk.TokenomicsError, match="expert_imbalance must be >= 0"):
         tk.Efficiency(expert_imbalance=bad)
+
+
+def test_achievable_peaks_time_gemms_at_the_measured_matmul_rate():
+    # An 8,192-token prefill of Llama 3.1 70B on 8 x H100 is compute-bound: read against the
+    # measured 794.5 TFLOP/s BF16 matmul rate (Bekman's MAMF table) instead of the 989.4
+    # dense peak, it takes 989.4 / 794.5 = 1.245x as long (collectives and the few memory-
+    # bound operators move the ratio by less than 0.1%). The bound reads datasheet peaks.
+    d0 = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    d1 = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8,
+                       efficiency=tk.Efficiency(achievable_peaks=1.0))
+    ratio = tk.prefill(d1, prompt_tokens=8192).ttft_s / tk.prefill(d0, prompt_tokens=8192).ttft_s
+    assert ratio == pytest.approx(989.4 / 794.5, rel=1e-3)

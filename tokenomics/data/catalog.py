@@ -289,7 +289,7 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     id_, aliases = _common_header(f, data)
     status = _hw_status(f, data)
     peaks = _hw_peaks(f, data)
-    achievable = _hw_achievable(f, data)
+    achievable = _hw_achievable(f, data, peaks)
     mem, cap, vis, bw, sram = _hw_memory(f, data)
     up, up_bw, dom, up_lat = _hw_scale_up(f, data)
     out, out_bw, out_lat = _hw_scale_out(f, data)
@@ -342,9 +342,11 @@ def _hw_peaks(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
     return peaks
 
 
-def _hw_achievable(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
+def _hw_achievable(f: _File, data: Mapping[str, Any], peaks: Mapping[str, float]
+                   ) -> dict[str, float]:
     """The optional ``[achievable]`` table: measured maximum achievable matmul rate per
-    compute key [FLOP/s] (``convention = "measured"``)."""
+    compute key [FLOP/s] (``convention = "measured"``), each of a format with a published
+    ``[compute]`` peak and at most 2% above it (a measurement's noise, not a sparse figure)."""
     if "achievable" not in data:
         return {}
     ach = _table(f, data, "achievable")
@@ -356,8 +358,16 @@ def _hw_achievable(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     for k in PEAK_KEYS:
         v = f.quantity(ach, k, "achievable", "flop/s", *_B["peak"], required=False)
-        if v is not None:
-            out[k] = v
+        if v is None:
+            continue
+        if k not in peaks:
+            raise f.err(f"achievable.{k}", f"has no [compute] peak of that format to be "
+                                           f"measured against; published: {', '.join(peaks)}")
+        if v > 1.02 * peaks[k]:
+            raise f.err(f"achievable.{k}", f"{v / 1e12:.1f} TFLOP/s is above the format's "
+                                           f"dense peak of {peaks[k] / 1e12:.1f} TFLOP/s: a "
+                                           f"matmul cannot beat it (a sparse figure?)")
+        out[k] = v
     return out
 
 

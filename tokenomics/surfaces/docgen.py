@@ -106,9 +106,9 @@ WORST_CAUSES = {
              "far below peak, and the single-B200 30B-A3B rows disagree among themselves "
              "(GB200 at 1000/1000 is 0.68x B200 on the same chip); Blackwell holds the only "
              "FP4 rows, so a fold without it cannot learn the FP4 efficiency",
-    "mi300x": "AMD's MLPerf v4.1 harness (vLLM 0.4.3 on ROCm) reaches a smaller share of "
-              "MI300X's peak than TensorRT-LLM of NVIDIA's; six rows from one source do not "
-              "justify a per-vendor parameter",
+    "mi300x": "AMD parts on ROCm stacks: the same part's rows disagree across stacks and "
+              "releases (vLLM and SGLang on ROCm, ATOM, MLPerf's harness), and a fold "
+              "without its hardware family takes the NVIDIA-dominated pooled efficiencies",
     "long": "20,000-token prompts: one attention efficiency is fitted for every context "
             "length, and long-context attention (Llama 4's chunked-attention layers "
             "included) runs below it",
@@ -128,7 +128,7 @@ def _worst_cause(r: Any) -> str:
     """The cause in :data:`WORST_CAUSES` that a worst row belongs to."""
     if r.model_family == "qwen3":
         return WORST_CAUSES["qwen3"]
-    if r.hardware == "mi300x":
+    if r.hardware in ("mi300x", "mi325x", "mi355x"):
         return WORST_CAUSES["mi300x"]
     if r.isl > 8192:           # prompts above the 8,192-token step budget
         return WORST_CAUSES["long"]
@@ -156,10 +156,11 @@ def _calibration_figure(t: Any, img: Path) -> None:
 
 
 def _transfer_summary() -> Any:
-    """Median error of the forecast and the roofline preset on the unfitted vLLM runs."""
+    """Median error of the forecast held out by source family, and of the roofline preset,
+    on the ML.ENERGY vLLM runs (the fit without that family forecasts them)."""
     from tokenomics.calibration import transfer_report
 
-    t = transfer_report()
+    t = transfer_report("mlenergy")
     parts = {"all": t.index == t.index, "dense": ~t.moe, "moe": t.moe,
              "concurrency <= 64": t.concurrency <= 64, "concurrency > 256": t.concurrency > 256}
     return pd.DataFrame([dict(slice=k, rows=int(m.sum()), forecast=t.error[m].median(),
@@ -168,22 +169,55 @@ def _transfer_summary() -> Any:
                          for k, m in parts.items()])
 
 
+#: What each fitted or held parameter of the law means (the calibration page's table).
+PARAMETER_MEANINGS = {
+    "mbu": "achieved fraction of memory bandwidth",
+    "mfu": "achieved fraction of the device's achievable matmul rate in GEMMs",
+    "overlap": "share of an operator's shorter roofline term hidden behind its longer one",
+    "expert_tile_tokens": "rows of a grouped expert GEMM's tile: an expert's GEMM runs "
+                          "ceil(tokens / tile) tiles",
+    "attention_mfu_scale": "attention kernels' fraction of mfu",
+    "fp4_mfu_scale": "4-bit (NVFP4, MXFP4) GEMMs' fraction of mfu",
+    "mixed_input_mfu_scale": "weight-only (W4A16) GEMMs' fraction of mfu",
+    "link_efficiency": "achieved fraction of link bandwidth",
+    "layer_overhead_s": "fixed time per layer per step [s]",
+    "token_overhead_s": "host time per sampled token (scheduling, sampling) [s]",
+    "request_overhead_s": "fixed time before a first token [s]",
+    "expert_imbalance": "busiest expert-parallel rank's excess routed load over the mean",
+    "collective_overlap": "share of the step's collectives hidden behind its kernels",
+    "step_overhead_s": "fixed time per step [s] (held: the per-layer time carries it)",
+    "expert_half_tokens": "saturating expert efficiency (held off: the tile model replaces it)",
+    "achievable_peaks": "1: GEMMs start from measured achievable peaks, not datasheet ones",
+}
+
+
 def _parameter_table(e: Any) -> Any:
-    """The committed efficiency parameters with what each means."""
-    return pd.DataFrame([
-        ("mbu", e.mbu, "achieved fraction of memory bandwidth"),
-        ("mfu", e.mfu, "achieved fraction of dense peak in GEMMs"),
-        ("overlap", e.overlap, "share of an operator's shorter roofline term hidden"),
-        ("expert_half_tokens", e.expert_half_tokens, "tokens per expert at half of mfu"),
-        ("attention_mfu_scale", e.attention_mfu_scale, "attention kernels' fraction of mfu"),
-        ("fp4_mfu_scale", e.fp4_mfu_scale, "4-bit (NVFP4) GEMMs' fraction of mfu"),
-        ("link_efficiency", e.link_efficiency, "achieved fraction of link bandwidth"),
-        ("step_overhead_s", e.step_overhead_s, "fixed time per step [s]"),
-        ("layer_overhead_s", e.layer_overhead_s, "fixed time per layer per step [s]"),
-        ("request_overhead_s", e.request_overhead_s, "fixed time before a first token [s]"),
-        ("expert_imbalance", e.expert_imbalance,
-         "busiest expert-parallel rank's excess routed-expert load over the mean"),
-    ], columns=["parameter", "value", "meaning"])
+    """The committed efficiency parameters, fitted and held, with what each means."""
+    from tokenomics.calibration import FIXED
+
+    return pd.DataFrame([(k, getattr(e, k), "held" if k in FIXED else "fitted", v)
+                         for k, v in PARAMETER_MEANINGS.items()],
+                        columns=["parameter", "value", "", "meaning"])
+
+
+def _calibration_text(cal: Any, n_params: int, n_fixed: int) -> str:
+    """The calibration page's opening: what is fitted to what, and what is reserved."""
+    from tokenomics.calibration import FIXED
+
+    return (
+        "# Calibration\n\n"
+        f"{n_params} parameters, {n_params - n_fixed} fitted to the {len(cal.inputs)} rows "
+        f"of `measurements/corpus.csv` and {', '.join(f'`{k}`' for k in FIXED)} held at "
+        f"{', '.join(f'{v:g}' for v in FIXED.values())} (`tokenomics.calibration.fitting.FIXED`)"
+        f" (`tokenomics calibrate --write measurements/calibrated.toml`, fitted {cal.date}). "
+        "The fit evaluates the engine's own step-time law over every row, each read as "
+        "continuous batching in steady state over its workload's length distribution; `mbu`, "
+        "`mfu`, the per-layer and per-token times and the expert tile are partially pooled "
+        "by serving stack, and `mbu`, `mfu` and the link efficiency by hardware family (the "
+        "offsets in `measurements/calibrated.toml`; an unseen stack or family takes the "
+        "pooled value and a wider interval). MLPerf Inference v5.1 and later and the "
+        "LMSYS/SGLang large-scale figures are reserved for independent validation and appear "
+        "nowhere here.\n\n")
 
 
 def calibration_page(out: Path) -> None:
@@ -211,30 +245,27 @@ def calibration_page(out: Path) -> None:
     worst = t.sort_values("worst_held_out_error", ascending=False).head(10).copy()
     worst["isl"] = [isl[i] for i in worst.id]
     worst["reason"] = [_worst_cause(r) for r in worst.itertuples()]
-    cov = ", ".join(f"{g} {cal.cv[f'{g}_interval_coverage']:.0%}" for g in GROUPINGS)
+    cov = ", ".join(f"{g} {cal.cv[f'{g}_interval_coverage']:.0%}" for g in (*GROUPINGS, "rows"))
+    bands = ", ".join(f"{g} x{lo:.2f}-x{hi:.2f}" for g, (lo, hi) in cal.intervals.items())
     (out / "calibration.md").write_text(
-        "# Calibration\n\n"
-        f"{len(params)} parameters, {len(params) - len(FIXED)} fitted to the {len(cal.inputs)} "
-        f"rows of `measurements/corpus.csv` and {', '.join(f'`{k}`' for k in FIXED)} held at "
-        f"{', '.join(f'{v:g}' for v in FIXED.values())} (see `tokenomics.calibration.fitting.FIXED`) "
-        f"(`tokenomics calibrate --write measurements/calibrated.toml`, fitted {cal.date}); every row read as continuous "
-        "batching in steady state (see `tokenomics.calibration.corpus`). MLPerf Inference "
-        "v5.1 and later and the LMSYS/SGLang large-scale figures are reserved for "
-        "independent validation and appear nowhere here.\n\n"
+        _calibration_text(cal, len(params), len(FIXED))
         + _md_table(params) + "\n## Error, held out by group\n\n"
         "Median |forecast / measured - 1|. `cv_<grouping>`: each row forecast by a fit "
-        "without its hardware family, model family or source; `roofline`: the roofline "
-        "preset read the same way; `bound`: the bound (whole memory, perfect overlap).\n\n"
+        "without its source family, serving stack, hardware family or model family; "
+        "`cv_rows`: ten random folds; `roofline`: the roofline preset read the same way; "
+        "`bound`: the bound (whole memory, perfect overlap).\n\n"
         + _md_table(summary) + "\n"
-        f"80% interval: x{cal.ratio_low:.2f} to x{cal.ratio_high:.2f} of the forecast speed "
-        f"(10th-90th percentile of the held-out ratios); cross-validated coverage {cov}.\n\n"
+        f"80% intervals (10th-90th percentile of each grouping's held-out ratios, of the "
+        f"forecast speed): {bands}; cross-validated coverage {cov}. A forecast for a stack, "
+        "hardware family or model family the corpus has not seen takes the widest band of "
+        "the groupings it is new to (`tk.forecast_interval`).\n\n"
         "![calibration](img/calibration.png)\n\n## The ten worst held-out rows\n\n"
         + _md_table(worst[["id", "model", "hardware", "metric", "measured", "forecast",
                            "worst_held_out_error", "reason"]])
-        + "\n## Engine transfer: 251 vLLM runs never fitted\n\n"
-        "The ML.ENERGY Leaderboard V3 (vLLM on H100 and B200, `source_group` `mlenergy-v3`) is "
-        "in the corpus but not in the fit: `tk.transfer_report()` forecasts each run with the "
-        "committed parameters. Median |forecast / measured - 1|:\n\n"
+        + "\n## ML.ENERGY held out as a source\n\n"
+        "The ML.ENERGY Leaderboard V3 (251 vLLM runs on H100 and B200) forecast by the fit "
+        "without that source family (`tk.transfer_report('mlenergy')`). Median "
+        "|forecast / measured - 1|:\n\n"
         + _md_table(_transfer_summary())
         + "\n## Not fitted\n\n" + _md_table(excluded_rows())
         + "\n## Every row\n\n" + _md_table(t.drop(columns=["worst_held_out_error"])))
