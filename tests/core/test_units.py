@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 import tokenomics as tk
-from tokenomics.core.units import as_magnitude, coerce_fields, parse_quantity, to_array
+from tokenomics.core.units import (
+    as_magnitude,
+    coerce_fields,
+    is_bit_unit,
+    parse_quantity,
+    to_array,
+)
 
 
 def test_decimal_vs_binary_and_bits_vs_bytes():
@@ -173,3 +179,19 @@ def test_unit_names_of_rates_and_quantities_given_back():
     assert q.m_as("s") == pytest.approx(0.005)            # not relabelled 5 seconds
     from tokenomics.core.units import readable
     assert readable("x_s", [1, [2, 3]]) == "[1, [2, 3]]"   # ragged: shown as given
+
+
+@pytest.mark.parametrize("unit", ["TB/s/0", "1/0", "(" * 3000 + "B" + ")" * 3000,
+                                  '__import__("os")', "B**99", "GB/s" * 20, "", 3.0])
+def test_unit_strings_that_pint_would_evaluate_are_refused_first(unit):
+    # pint's parser evaluates arithmetic (TB/s/0 divides by zero, deep parentheses recurse);
+    # a data file's unit must be plain unit names, refused with the library's error
+    with pytest.raises(tk.UnitError, match="not a plain unit string"):
+        parse_quantity(1.0, unit, "B")
+
+
+@pytest.mark.parametrize("unit, bits", [("Gb/s", True), ("Tbit/s", True), ("Mbps", True),
+                                        ("GB/s", False), ("GiB", False), ("USD/GB/hour", False),
+                                        ("kB", False)])
+def test_bit_units_are_told_from_byte_units(unit, bits):
+    assert is_bit_unit(unit) is bits

@@ -135,6 +135,18 @@ _H100_CAPACITY_LINE = next(
     # the measured achievable matmul rate: a benchmark's, under the datasheet's dense peak
     ('convention = "measured"', 'convention = "datasheet"', "achievable.convention", "measured"),
     ('bf16 = { value = 794.5', 'bf16 = { value = 1500.0', "achievable.bf16", "above the format's"),
+    # unit strings pint would evaluate (issue 25: ZeroDivisionError, RecursionError before)
+    ('bandwidth = { value = 3.35, unit = "TB/s"', 'bandwidth = { value = 3.35, unit = "TB/s/0"',
+     "memory.bandwidth.unit", "not a plain unit string"),
+    ('bandwidth = { value = 3.35, unit = "TB/s"',
+     'bandwidth = { value = 3.35, unit = "' + "(" * 3000 + "TB/s" + ")" * 3000 + '"',
+     "memory.bandwidth.unit", "not a plain unit string"),
+    # bits for bytes: 3.35 Tb/s would be read as 0.42 TB/s, 8x too slow
+    ('bandwidth = { value = 3.35, unit = "TB/s"', 'bandwidth = { value = 3.35, unit = "Tb/s"',
+     "memory.bandwidth.unit", "counts bits"),
+    # a fractional count of devices was truncated (7.5 -> 7)
+    ('value = 8, unit = "count"', 'value = 7.5, unit = "count"', "scale_up.domain_size.value",
+     "whole number"),
 ])
 def test_broken_hardware_file_rejected(cat_copy, old, new, field, why):
     hw, md = cat_copy

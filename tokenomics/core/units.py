@@ -29,6 +29,7 @@ pint documentation, "Defining units" and "Performance": https://pint.readthedocs
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -162,6 +163,58 @@ def Q_(value: Any, unit: str) -> Any:  # noqa: N802 - pint's conventional name
         raise UnitError(f"Q_: {unit!r} is not a unit this registry knows ({exc})") from None
 
 
+#: A data file's unit string: unit names (letters, ``µ``, ``%``) joined by ``/``, ``*``,
+#: ``.`` or a space, each with an optional small integer power (``**2``, ``^2``, ``²``); no
+#: parentheses, numbers or expressions, at most 40 characters (pint would evaluate them).
+_UNIT_STRING = re.compile(
+    r"[A-Za-zµ%]+(?:(?:\*\*|\^)-?[1-4]|[²³])?"
+    r"(?:\s*[/*. ]\s*[A-Za-zµ%]+(?:(?:\*\*|\^)-?[1-4]|[²³])?){0,5}")
+
+
+def check_unit_string(unit: str) -> str:
+    """Check that a unit string read from a data file is a plain unit expression [-].
+
+    A data file's unit goes through pint's parser, which evaluates arithmetic: ``"TB/s/0"``
+    divides by zero, 3,000 nested parentheses exhaust the recursion limit. This gate lets
+    only unit names joined by ``/``, ``*``, ``.`` or spaces, with small integer powers, reach
+    it.
+
+    Returns
+    -------
+    str
+        ``unit``, unchanged.
+
+    Raises
+    ------
+    UnitError
+        When ``unit`` is not such a string, saying what is allowed.
+
+    Examples
+    --------
+    >>> check_unit_string("USD/GB/hour")
+    'USD/GB/hour'
+    """
+    if not isinstance(unit, str) or len(unit) > 40 or not _UNIT_STRING.fullmatch(unit.strip()):
+        shown = repr(unit) if not isinstance(unit, str) or len(unit) <= 40 else \
+            repr(unit[:40]) + "..."
+        raise UnitError(f"unit {shown} is not a plain unit string: write unit names joined by "
+                        f"'/', '*' or spaces with small integer powers (e.g. 'TB/s', "
+                        f"'USD/GB/hour', 'm**2'), no numbers, parentheses or arithmetic")
+    return unit
+
+
+def is_bit_unit(unit: str) -> bool:
+    """Whether a unit string counts bits (``Gb/s``, ``Tbit/s``, ``Mbps``) rather than bytes.
+
+    Examples
+    --------
+    >>> is_bit_unit("Gb/s"), is_bit_unit("GB/s"), is_bit_unit("Gbps"), is_bit_unit("GiB")
+    (True, False, True, False)
+    """
+    words = re.split(r"[/*. ]+", unit.strip())
+    return any(re.fullmatch(r"[kKMGTPE]?i?(b|bit|bits|bps)", w) for w in words)
+
+
 def parse_quantity(value: float, unit: str, to: str) -> float:
     """Convert ``value`` given in ``unit`` to the unit ``to``; raise ``UnitError`` on mismatch.
 
@@ -188,11 +241,11 @@ def parse_quantity(value: float, unit: str, to: str) -> float:
     """
     import pint
 
+    check_unit_string(unit)
     ureg = registry()
     try:
         q = ureg.Quantity(value, unit)
-    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError, AttributeError,
-            TypeError, ValueError) as exc:
+    except Exception as exc:   # pint raises several unrelated types for a bad unit string
         raise UnitError(f"cannot parse unit {unit!r}: {exc}") from None
     try:
         return float(q.m_as(to))

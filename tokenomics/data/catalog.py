@@ -31,7 +31,7 @@ from typing import Any
 
 from tokenomics.core.dtypes import PEAK_KEYS, dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnitError, UnknownEntryError
-from tokenomics.core.units import parse_quantity
+from tokenomics.core.units import is_bit_unit, parse_quantity
 from tokenomics.data.hf_config import model_from_hf_config
 from tokenomics.data.specs import PRICE_TIERS, SCALE_UP_TOPOLOGIES, Hardware, Model, Price
 from tokenomics.data.user_catalog import catalog_generation, check_folders, search_path, user_subdir
@@ -381,6 +381,12 @@ def _hw_memory(f: _File, data: Mapping[str, Any],
     """
     mem = _table(f, data, "memory")
     f.keys(mem, "memory", ("type", "capacity", "bandwidth"), ("sram", "visible"))
+    for k in ("capacity", "bandwidth", "visible", "sram"):
+        u = mem.get(k, {}).get("unit") if isinstance(mem.get(k), Mapping) else None
+        if isinstance(u, str) and is_bit_unit(u):
+            # a device's memory is quoted in bytes: 3.35 Tb/s would be 0.42 TB/s, 8x too slow
+            raise f.err(f"memory.{k}.unit", f"{u!r} counts bits: memory is quoted in bytes "
+                                            f"(write e.g. 'TB/s' or 'GiB'; 1 B = 8 b)")
     cap = f.quantity(mem, "capacity", "memory", "B", *_B["capacity"])
     bw = f.quantity(mem, "bandwidth", "memory", "B/s", *_B["bandwidth"])
     if cap is None or bw is None:
@@ -407,6 +413,9 @@ def _hw_scale_up(f: _File, data: Mapping[str, Any],
     up_bw = f.quantity(up, "bandwidth", "scale_up", "B/s", *_B["link"], link=True,
                        required=False)
     dom = f.quantity(up, "domain_size", "scale_up", "count", *_B["domain"], required=False)
+    if dom is not None and dom != math.floor(dom):
+        raise f.err("scale_up.domain_size.value", f"must be a whole number of devices, got "
+                                                  f"{up['domain_size']['value']!r}")
     up_lat = f.quantity(up, "latency", "scale_up", "s", *_B["latency"], required=False)
     return up, up_bw, dom, up_lat
 
