@@ -59,6 +59,8 @@ _EXPORTS = {
     "Result": ".units",
     "unit_of": ".units",
     "parse_quantity": ".units",
+    "check_unit_string": ".units",
+    "is_bit_unit": ".units",
     "as_magnitude": ".units",
     "to_array": ".units",
     "coerce_fields": ".units",

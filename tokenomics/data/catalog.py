@@ -289,13 +289,13 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     id_, aliases = _common_header(f, data)
     status = _hw_status(f, data)
     peaks = _hw_peaks(f, data)
+    _check_peak_order(f, peaks)
     achievable = _hw_achievable(f, data, peaks)
     mem, cap, vis, bw, sram = _hw_memory(f, data)
     up, up_bw, dom, up_lat = _hw_scale_up(f, data)
     out, out_bw, out_lat = _hw_scale_out(f, data)
     tdp = _hw_power(f, data)
     prices = _hw_prices(f, data)
-    _check_peak_order(f, peaks)
     try:
         return Hardware(
             id=id_, name=f.string(data, "name", ""), vendor=f.string(data, "vendor", ""),
