@@ -42,3 +42,11 @@ def test_roles_are_checked_when_decorating():
     with pytest.raises(tk.TokenomicsError, match="has no argument 'hw'"):
         inputs(hw="hardware")(lambda dev: dev)
     assert set(ROLES) == {"deployment", "deployment_like", "model", "hardware"}
+
+
+def test_arrays_that_do_not_broadcast_are_named_not_numpys_error():
+    d8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    with pytest.raises(tk.TokenomicsError, match=r"do not broadcast together \(.*batch \(3,\)"):
+        tk.decode(d8, [1, 8, 64], [1024, 2048])
+    # a column against a row does broadcast: 3 batches x 2 contexts
+    assert tk.decode(d8, [[1], [8], [64]], [1024, 2048]).time_s.shape == (3, 2)

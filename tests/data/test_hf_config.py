@@ -201,3 +201,13 @@ def test_group_limited_routing_is_read_from_the_config():
     ds, kimi = tk.model("deepseek-v3").moe, tk.model("kimi-k2").moe
     assert (ds.n_group, ds.topk_group) == (8, 4)
     assert kimi.n_group == 1
+
+
+@pytest.mark.parametrize("changes, key", [({"moe_layer_freq": 0}, "moe_layer_freq"),
+                                          ({"hidden_size": float("nan")}, "hidden_size"),
+                                          ({"first_k_dense_replace": -1}, "first_k_dense_replace")])
+def test_broken_integer_keys_are_named(changes, key):
+    # a zero MoE layer frequency divided by zero, a NaN width raised numpy's ValueError
+    cfg = {**dict(tk.model("deepseek-v3").config), **changes}
+    with pytest.raises(tk.CatalogError, match=f"key '{key}'"):
+        tk.model_from_hf_config(cfg)

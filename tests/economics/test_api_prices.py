@@ -127,3 +127,9 @@ def test_api_prices_on_dated_sources():
     # Groq Llama 3.3 70B Versatile $0.59 in / $0.79 out: a 3:1 input:output blend is
     # (3 x 0.59 + 0.79) / 4 = $0.64 per 1M tokens
     assert blended_price("groq/llama-3.3-70b-versatile", 3, 1) == pytest.approx(0.64)
+
+
+def test_a_day_that_costs_nothing_has_no_margin():
+    # (revenue - cost) / cost at a $0/h price was a ZeroDivisionError (issue 25)
+    with pytest.raises(tk.TokenomicsError, match="margin is"):
+        tk.serving_day(300, 8, 0.0, 1e9, 0, 1e8, "openai/gpt-5.2")

@@ -54,3 +54,12 @@ def test_ownership_object_and_0_1_arguments_agree():
         tco_usd_per_device_hour(Ownership(25_000, 4))
     with pytest.raises(tk.TokenomicsError, match="networking_share must be in"):
         Ownership(25_000, 4, 700, networking_share=1.0)
+
+
+@pytest.mark.parametrize("r", [1e-17, 1e-12, 1e-9])
+def test_a_vanishing_cost_of_capital_tends_to_straight_line(r):
+    # the annuity r / (1 - (1 + r)^-n) -> 1/n as r -> 0 (its plain form divided by zero at
+    # r = 1e-17, issue 25); at r = 1e-9 it is 1/n x (1 + (n + 1) r / 2), 2.5e-9 above
+    flat = tco_usd_per_device_hour(Ownership(30000, 4, 700))
+    assert tco_usd_per_device_hour(Ownership(30000, 4, 700, cost_of_capital=r)) == \
+        pytest.approx(flat, rel=1e-8)

@@ -145,3 +145,9 @@ def test_step_frames_name_the_time_by_phase_once():
     pre = tk.prefill(d, 1024).to_frame()
     assert "step_time_s" in dec and "time_s" not in dec and "ttft_s" not in dec
     assert "ttft_s" in pre and "time_s" not in pre and "step_time_s" not in pre
+
+
+def test_an_operator_table_is_one_steps_and_takes_one_batch():
+    d8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    with pytest.raises(tk.TokenomicsError, match="batch must be a single whole number"):
+        tk.operator_table(d8, "decode", batch=[1, 8], context_tokens=4096)

@@ -262,3 +262,8 @@ def test_tier_capacity_is_checked(d8):
         reload_or_recompute(d8, 10_000, tier=small)
     with pytest.raises(tk.DoesNotFitError, match="tier 'tiny' gives each GPU 1 GB"):
         retention_policy(d8, 10_000, tier=small)
+
+
+def test_an_unknown_hardware_id_is_an_error_for_every_tier():
+    with pytest.raises(tk.UnknownEntryError, match="no-such-hw"):
+        tk.tier("ssd", "no-such-hw")

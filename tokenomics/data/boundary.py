@@ -21,6 +21,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
+
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data import catalog
 from tokenomics.data.deployment import Deployment, check_deployment
@@ -50,6 +52,20 @@ def _resolve(role: str, v: Any, where: str) -> Any:
     if role == "model":
         return catalog.model(v)
     return catalog.hardware(v)
+
+
+def _not_together(name: str, names: list[str], args: list[Any],
+                  kwargs: dict[str, Any]) -> TokenomicsError:
+    """The library's error for array arguments that numpy could not broadcast, naming each
+    array argument and its shape."""
+    given = {**dict(zip(names, args, strict=False)), **kwargs}
+    shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in given.items()
+                       if isinstance(v, (list, tuple, np.ndarray)) and np.ndim(v) > 0
+                       and all(isinstance(x, (int, float, np.number)) for x in np.ravel(v)))
+    return TokenomicsError(f"{name}: the array arguments do not broadcast together "
+                           f"({shapes or 'see the arguments'}); give scalars or arrays of "
+                           f"shapes numpy can broadcast (e.g. one of length n and the others "
+                           f"scalars, or a column (n, 1) against a row (m,))")
 
 
 def inputs(**roles: str) -> Callable[[F], F]:
@@ -93,7 +109,12 @@ def inputs(**roles: str) -> Callable[[F], F]:
                     args_l[pos[n]] = _resolve(role, args_l[pos[n]], where)
                 elif n in kwargs:
                     kwargs[n] = _resolve(role, kwargs[n], where)
-            return fn(*args_l, **kwargs)
+            try:
+                return fn(*args_l, **kwargs)
+            except ValueError as exc:
+                if "broadcast" not in str(exc) or isinstance(exc, TokenomicsError):
+                    raise
+                raise _not_together(fn.__name__, names, args_l, kwargs) from None
 
         return inner  # type: ignore[return-value]
 

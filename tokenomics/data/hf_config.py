@@ -25,6 +25,7 @@ https://github.com/huggingface/transformers
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ def model_from_hf_config(
     is_moe, moe, dense_inter = _moe(r, cfg, fam, L, where)
 
     norms = 4 if fam in ("gemma2", "gemma3") else 2
-    mtp = int(cfg.get("num_nextn_predict_layers") or 0)
+    mtp = r.opt("num_nextn_predict_layers", 0)
 
     wd, ed = _dtypes(top, weight_dtype, expert_dtype)
     emb = embedding_dtype or _release_embedding_dtype(top)
@@ -253,7 +254,7 @@ def _attention(r: _Reader, cfg: Mapping[str, Any], fam: str, h: int, nq: int,
         nope = r.int("qk_nope_head_dim")
         return Attention(
             kind="MLA", num_q_heads=nq, num_kv_heads=nkv, head_dim=rope + nope,
-            v_head_dim=r.int("v_head_dim"), q_lora_rank=int(cfg.get("q_lora_rank") or 0),
+            v_head_dim=r.int("v_head_dim"), q_lora_rank=r.opt("q_lora_rank", 0),
             kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope,
             qkv_bias=bool(cfg.get("attention_bias", False)),
             o_bias=bool(cfg.get("attention_bias", False)),
@@ -326,7 +327,8 @@ class _Reader:
         if v is None:
             raise CatalogError(f"{self.where}: required key {key!r} is missing "
                                f"(model_type {self.cfg.get('model_type')!r})")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 0:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or v != int(v) or v < 0:
             raise CatalogError(f"{self.where}: key {key!r} must be a non-negative integer, "
                                f"got {v!r}")
         top = MAX_LAYERS if key == "num_hidden_layers" else MAX_WIDTH * 1000
@@ -334,6 +336,11 @@ class _Reader:
             raise CatalogError(f"{self.where}: key {key!r} is {v:.4g}, beyond any model "
                                f"(at most {top:,})")
         return int(v)
+
+    def opt(self, key: str, default: int) -> int:
+        """An optional integer key: ``default`` where absent or null, else checked as
+        :meth:`int` checks a required one."""
+        return default if self.cfg.get(key) is None else self.int(key)
 
 
 def _default_id(top: Mapping[str, Any], mt: str) -> str:
@@ -437,32 +444,35 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
                   expert_intermediate_size=r.int("intermediate_size"))
         return [True] * L, moe, r.int("intermediate_size")
     if fam in ("qwen2_moe", "qwen3_moe", "qwen3_next"):
-        step = int(cfg.get("decoder_sparse_step", 1))
+        step = r.int("decoder_sparse_step", 1)
         only = set(cfg.get("mlp_only_layers") or [])
         flags = [(i not in only) and step > 0 and (i + 1) % step == 0 for i in range(L)]
-        shared_size = int(cfg.get("shared_expert_intermediate_size") or 0)
+        shared_size = r.opt("shared_expert_intermediate_size", 0)
         moe = MoE(num_experts=r.int("num_experts"), top_k=r.int("num_experts_per_tok"),
                   expert_intermediate_size=r.int("moe_intermediate_size"),
                   num_shared_experts=1 if shared_size else 0,
                   shared_intermediate_size=shared_size)
         return flags, moe, r.int("intermediate_size")
     if fam in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"):
-        first = int(cfg.get("first_k_dense_replace", 0))
-        freq = int(cfg.get("moe_layer_freq", 1))
+        first = r.int("first_k_dense_replace", 0)
+        freq = r.int("moe_layer_freq", 1)
+        if freq < 1:
+            raise CatalogError(f"{r.where}: key 'moe_layer_freq' must be >= 1 (every how many "
+                               f"layers a layer is MoE), got {freq!r}")
         flags = [i >= first and i % freq == 0 for i in range(L)]
-        ns = int(cfg.get("n_shared_experts") or 0)
+        ns = r.opt("n_shared_experts", 0)
         inter = r.int("moe_intermediate_size")
         moe = MoE(num_experts=r.int("n_routed_experts"), top_k=r.int("num_experts_per_tok"),
                   expert_intermediate_size=inter, num_shared_experts=ns,
                   shared_intermediate_size=inter if ns else 0,
                   router_bias=cfg.get("topk_method") == "noaux_tc",
-                  n_group=int(cfg.get("n_group") or 0),
-                  topk_group=int(cfg.get("topk_group") or 0))
+                  n_group=r.opt("n_group", 0),
+                  topk_group=r.opt("topk_group", 0))
         return flags, moe, r.int("intermediate_size")
     if fam == "glm4_moe":
         return _glm4_moe(r, cfg, L)
     if fam == "llama4":
-        step = int(cfg.get("interleave_moe_layer_step", 1))
+        step = r.opt("interleave_moe_layer_step", 1)
         layers = cfg.get("moe_layers")
         if layers is None:
             layers = list(range(step - 1, L, step)) if step > 0 else []
@@ -491,9 +501,9 @@ def _glm4_moe(r: _Reader, cfg: Mapping[str, Any], L: int) -> tuple[list[bool], M
     n_shared_experts`` (counted here as ``n_shared_experts`` experts of the routed width, the
     same parameters), and a router with ``e_score_correction_bias`` (always present).
     """
-    first = int(cfg.get("first_k_dense_replace", 1))
+    first = r.opt("first_k_dense_replace", 1)
     flags = [i >= first for i in range(L)]
-    ns = int(cfg.get("n_shared_experts") or 0)
+    ns = r.opt("n_shared_experts", 0)
     inter = r.int("moe_intermediate_size")
     moe = MoE(num_experts=r.int("n_routed_experts"), top_k=r.int("num_experts_per_tok"),
               expert_intermediate_size=inter, num_shared_experts=ns,

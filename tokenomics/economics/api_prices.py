@@ -305,6 +305,9 @@ def serving_day(nodes: float, devices_per_node: int, usd_per_device_hour: float,
     if pr.input is None or pr.cached_input is None or pr.output is None:
         raise NotPublishedError(f"{pr.id}: input, cached-input and output prices are needed")
     cost = nodes * devices_per_node * usd_per_device_hour * 24.0
+    if cost == 0:
+        raise TokenomicsError("nodes and usd_per_device_hour must be > 0: the margin is "
+                              "(revenue - cost) / cost, undefined for a day that costs nothing")
     rin = (input_tokens - cached_input_tokens) / 1e6 * pr.input
     rhit = cached_input_tokens / 1e6 * pr.cached_input
     rout = output_tokens / 1e6 * pr.output

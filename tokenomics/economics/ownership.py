@@ -207,6 +207,8 @@ def tco_usd_per_device_hour(ownership: Ownership) -> float:
     net = a["networking_share"] if o.networking_share is None else o.networking_share
     capital = o.purchase_usd / (1.0 - net)
     r, n = o.cost_of_capital, o.amortisation_years
-    per_year = capital / n if r == 0 else capital * r / (1.0 - (1.0 + r) ** (-n))
+    # the annuity r / (1 - (1 + r)^-n) written with log1p/expm1: at r = 1e-17 the plain form
+    # rounds its denominator to 0; this one tends to 1/n as r -> 0
+    per_year = capital / n if r == 0 else capital * r / -math.expm1(-n * math.log1p(r))
     energy = o.power_w * o.utilisation * pue / 1000.0 * e
     return float(per_year / HOURS_PER_YEAR + energy + o.facility_usd_per_device_hour)

@@ -246,10 +246,11 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     dep : Deployment
     phase : {"decode", "prefill", "midfill"}
     batch : int
+        Sequences in the step, >= 1 (one value: the table is one step's).
     context_tokens : int
-        Decode: tokens in the cache.
+        Decode: tokens in the cache [token].
     prompt_tokens, cached_tokens : int
-        Prefill/midfill: prompt length and cached prefix.
+        Prefill/midfill: prompt length and cached prefix [token].
 
     Returns
     -------
@@ -278,7 +279,7 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     """
     if not isinstance(phase, str) or phase not in ("decode", "prefill", "midfill"):
         raise TokenomicsError(f"phase must be decode, prefill or midfill, got {phase!r}")
-    V.counts(batch, "batch")
+    batch = V.single_whole(batch, "batch")   # one step's table: one batch, one length
     if phase == "decode":
         if context_tokens is None:
             raise TokenomicsError("decode needs context_tokens")
@@ -288,8 +289,10 @@ def operator_table(dep: Deployment, phase: str = "decode", batch: int = 1,
     else:
         if prompt_tokens is None:
             raise TokenomicsError(f"{phase} needs prompt_tokens")
-        P = V.counts(prompt_tokens, "prompt_tokens", unit="token")
-        V.context_within(dep.model, P, dep.allow_beyond_max_context, "prompt_tokens")
+        P = V.single_whole(prompt_tokens, "prompt_tokens", unit="token")
+        V.context_within(dep.model, np.asarray(P), dep.allow_beyond_max_context,
+                         "prompt_tokens")
+        cached_tokens = V.single_whole(cached_tokens, "cached_tokens", minimum=0, unit="token")
         if not (0 <= cached_tokens < float(P)):
             raise TokenomicsError(f"cached_tokens must be in [0, prompt_tokens), got "
                                   f"{cached_tokens!r}")

@@ -419,7 +419,9 @@ def tier(name: str | Tier, hardware: Hardware | str = "h100-sxm") -> Tier:
     Raises
     ------
     UnknownEntryError
-        For an unknown name, listing the known ones and the closest match.
+        For an unknown name, listing the known ones and the closest match, or an unknown
+        ``hardware`` id (the bundled tiers other than ``"hbm"`` do not depend on it, but a
+        misspelt id is an error, not ignored).
 
     Examples
     --------
@@ -428,8 +430,9 @@ def tier(name: str | Tier, hardware: Hardware | str = "h100-sxm") -> Tier:
     """
     if isinstance(name, Tier):
         return name
+    hw = _hardware(hardware)   # checked for every tier: an unknown id is not ignored
     if isinstance(name, str) and name == "hbm":
-        return hbm_tier(hardware)
+        return hbm_tier(hw)
     tiers = _bundled_tiers()
     if not isinstance(name, str) or name not in tiers:
         known = ["hbm", *tiers]
