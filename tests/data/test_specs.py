@@ -134,3 +134,14 @@ def test_model_formats_are_checked(llama):
     for field in ("weight_dtype", "expert_dtype", "embedding_dtype"):
         with pytest.raises(tk.UnknownEntryError, match=r"unknown numeric format 'fp7'"):
             replace(llama, **{field: "fp7"})
+
+
+@pytest.mark.parametrize("args, match", [
+    (("x", "X", 1e15, 80e9, 3e12), "peak_flop_per_s must map compute formats"),
+    (("x", "X", {"bf16": "fast"}, 80e9, 3e12), "peak bf16 must be a number"),
+    (("x", "X", {"bf16": 1e15}, 80e9, [3e12]), "mem_bw_bytes_per_s must be one number"),
+])
+def test_hardware_fields_of_the_wrong_kind_are_named(args, match):
+    # the 0.1 positional form and a list bandwidth raised TypeError deep inside (issue 25)
+    with pytest.raises(tk.TokenomicsError, match=match):
+        Hardware(*args)

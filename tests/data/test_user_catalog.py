@@ -180,3 +180,8 @@ def test_folder_layout_errors(tmp_path, user_dir):
     (user_dir / "hardware_catalog").mkdir()
     with pytest.raises(tk.CatalogError, match="both hardware/ and hardware_catalog/"):
         load_catalog(catalog_path=[user_dir])
+
+
+def test_a_folder_that_is_not_a_path_is_named():
+    with pytest.raises(tk.CatalogError, match="is a path .* got int -1"):
+        tk.use_catalog(-1)

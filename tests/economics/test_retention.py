@@ -382,3 +382,9 @@ def test_hbm_rent_uses_visible_memory():
     p = retention_policy(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8), 119_000, miss_usd=0)
     kv = 119_000 * 327_680
     assert p.hbm_usd_per_s == pytest.approx(kv * 3.78 / 3600 / 85_520_809_984, rel=1e-12)
+
+
+def test_a_mean_gap_beyond_any_session_is_refused_not_overflowed():
+    # 2,326 s x 1e308 overflowed exp() in the moments (issue 25)
+    with pytest.raises(tk.TokenomicsError, match="mean gap, at most 1e15 s"):
+        tk.GapDistribution.from_median_mean(2326.0, 1e308)

@@ -165,3 +165,8 @@ def test_operating_point_is_typed_read_only_and_tabulates():
         getattr(r, "nope")  # noqa: B009
     assert f"batch={r.batch}" in repr(r) and r.label in repr(r)
     assert dict(r) == r.to_series().to_dict()
+
+
+def test_an_operating_point_is_built_from_a_mapping():
+    with pytest.raises(tk.TokenomicsError, match="mapping of field -> value"):
+        tk.OperatingPoint(7)

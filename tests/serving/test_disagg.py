@@ -403,3 +403,10 @@ def test_calls_that_fit_neither_form_name_the_new_signature():
     with pytest.raises(tk.TokenomicsError, match=new_sig):     # new objects, 0.1 keyword
         disaggregated_goodput(D8, D8, 1, 1, Workload(2048, 256), SLO(1.0, 0.05),
                               link_bytes_per_s=1e9)
+
+
+def test_the_legacy_form_checks_its_deployments_first():
+    # a Model where the prefill deployment goes raised AttributeError (issue 25)
+    d8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
+    with pytest.raises(tk.TokenomicsError, match="prefill_dep needs a Deployment"):
+        tk.disaggregated_goodput(tk.model("llama-3.1-8b"), d8, 2, 2, 8192, 256, 1.0, 0.05)

@@ -479,3 +479,8 @@ def test_sheet_refuses_a_hybrid_model_it_cannot_reproduce(tmp_path):
     d = tk.Deployment("qwen3-next-80b-a3b", "b200")
     with pytest.raises(NotImplementedError, match="hybrid linear attention"):
         export_sizing_sheet(tmp_path / "sheet.csv", d, 8, 4096)
+
+
+def test_a_csv_path_that_is_not_a_path_is_named():
+    with pytest.raises(tk.TokenomicsError, match="path must be a file path"):
+        tk.export_table_csv(pd.DataFrame({"a": [1]}), 3.0)

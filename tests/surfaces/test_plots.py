@@ -205,6 +205,15 @@ def test_frontier_unreachable_slo_draws_the_line_and_a_note(front):
     assert "no configuration reaches" in note.get_text()
 
 
+def test_a_far_slo_renders(front):
+    # 1e9 tokens/s per user: the note sat at x = 1e9 in data units, far off the canvas, and
+    # the text renderer failed with a raster overflow after the report had written files
+    ax = plot_frontier(front, slo_tokens_per_s_per_user=1e9)
+    (note,) = _by_gid(ax, "slo_note")
+    assert "beyond the frame" in note.get_text()
+    _render(ax)
+
+
 def test_frontier_draws_into_a_given_axes(front):
     fig, ax = plt.subplots()
     assert plot_frontier(front, ax=ax) is ax

@@ -170,10 +170,22 @@ class Hardware:
             raise TokenomicsError(f"hardware {self.id!r}: scale_up_topology must be one of "
                                   f"{', '.join(SCALE_UP_TOPOLOGIES)}, got "
                                   f"{self.scale_up_topology!r}")
+        if not isinstance(self.peak_flop_per_s, Mapping):
+            raise TokenomicsError(f"hardware {self.id!r}: peak_flop_per_s must map compute "
+                                  f"formats to FLOP/s (e.g. {{'bf16': 989.4e12}}), got "
+                                  f"{type(self.peak_flop_per_s).__name__}")
+        for name in ("mem_capacity_bytes", "mem_bw_bytes_per_s"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise TokenomicsError(f"hardware {self.id!r}: {name} must be one number, got "
+                                      f"{v!r}")
         peaks = {k: as_magnitude(v, "flop/s", f"peak_flop_per_s[{k!r}]")
                  for k, v in dict(self.peak_flop_per_s).items()}
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(peaks))
         for k, v in self.peak_flop_per_s.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise TokenomicsError(f"hardware {self.id!r}: peak {k} must be a number of "
+                                      f"FLOP/s, got {v!r}")
             if k not in PEAK_KEYS:
                 raise TokenomicsError(f"hardware {self.id!r}: unknown compute key {k!r}; "
                                       f"expected one of {', '.join(PEAK_KEYS)}")

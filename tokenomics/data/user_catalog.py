@@ -55,6 +55,9 @@ def check_folders(folders: Iterable[Path | str] | Path | str, origin: str) -> tu
         folders = [folders]
     out = []
     for raw in folders:
+        if not isinstance(raw, (str, os.PathLike)):
+            raise CatalogError(f"{origin}: a user catalog folder is a path (str or "
+                               f"pathlib.Path), got {type(raw).__name__} {raw!r}")
         d = Path(raw).expanduser().resolve()
         if not d.is_dir():
             raise CatalogError(f"{origin}: user catalog folder {str(raw)!r} not found (a folder "

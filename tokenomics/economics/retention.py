@@ -189,6 +189,11 @@ def lognormal_params(median_s: float = GAP_MEDIAN_S,
     if not (math.isfinite(r) and r > 1.0):
         raise TokenomicsError(f"mean_to_median must be > 1 (a right-skewed gap; 1 would be a "
                               f"point mass), got {V.fmt(r)}")
+    if not math.isfinite(m * r) or m * r > 1e15:
+        # a mean gap beyond 30 million years has no physical reading, and exp() of its log
+        # overflows in the distribution's moments
+        raise TokenomicsError(f"median_s x mean_to_median is the mean gap, at most 1e15 s; "
+                              f"got {V.fmt(m)} x {V.fmt(r)}")
     return math.log(m), math.sqrt(2.0 * math.log(r))
 
 

@@ -59,6 +59,9 @@ class OperatingPoint(Mapping):
     """
 
     def __init__(self, values: Mapping[str, Any], attrs: Mapping[str, Any] | None = None):
+        if not isinstance(values, Mapping) or not (attrs is None or isinstance(attrs, Mapping)):
+            raise TokenomicsError(f"OperatingPoint takes a mapping of field -> value (and an "
+                                  f"optional mapping of attrs), got {type(values).__name__}")
         object.__setattr__(self, "_values", {k: _plain(v) for k, v in values.items()})
         object.__setattr__(self, "attrs", dict(attrs or {}))
 

@@ -51,7 +51,7 @@ from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import Result
 from tokenomics.data.boundary import inputs
-from tokenomics.data.deployment import Deployment
+from tokenomics.data.deployment import Deployment, check_deployment
 from tokenomics.data.workload import SLO, Link, Workload, accepts_legacy
 from tokenomics.physics.collectives import p2p_time
 from tokenomics.physics.kv import kv_cache_bytes
@@ -106,6 +106,8 @@ _POOLS_0_1 = ("prefill_dep", "decode_dep", "total_devices", *LEGACY_REQUEST_PARA
 
 def _disagg_0_1(a: dict[str, Any]) -> dict[str, Any]:
     """A disaggregated function's 0.1 arguments as its new ones (``workload, slo, link``)."""
+    for k in ("prefill_dep", "decode_dep"):
+        check_deployment(a[k], k)
     _same_model(a["prefill_dep"], a["decode_dep"])
     a["workload"], a["slo"] = legacy_workload_slo(a, a["decode_dep"])
     bw = single_value(V.positive(a.pop("link_bytes_per_s"), "link_bytes_per_s", "B/s"),

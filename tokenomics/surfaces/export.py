@@ -696,6 +696,9 @@ def export_table_csv(df: pd.DataFrame, path: str | os.PathLike[str],
     """
     if not isinstance(df, pd.DataFrame):
         raise TokenomicsError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TokenomicsError(f"path must be a file path (str or pathlib.Path), got "
+                              f"{type(path).__name__} {path!r}")
     for col in df.columns:
         if df[col].dtype == object and any(hasattr(v, "units") and hasattr(v, "magnitude")
                                            for v in df[col]):

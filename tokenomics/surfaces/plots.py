@@ -473,9 +473,15 @@ def _draw_slo(ax: Axes, env: pd.DataFrame, slo: float, by: str) -> None:
     try:
         best = best_at(env, slo)
     except TokenomicsError:
-        ax.annotate(f"no configuration reaches {slo:g} tokens/s per user", (slo, 0.5),
-                    xycoords=("data", "axes fraction"), rotation=90, fontsize=7,
-                    color="tab:red", ha="right", va="center", gid="slo_note")
+        # an SLO past the frame (which ends at 1.12x the fastest point) is noted at its right
+        # edge: text placed at the SLO itself would be drawn far off the canvas
+        beyond = slo > float(env.tokens_per_s_per_user.max()) * 1.12
+        ax.annotate(f"no configuration reaches {slo:g} tokens/s per user"
+                    + (" (beyond the frame)" if beyond else ""),
+                    (0.99 if beyond else slo, 0.5),
+                    xycoords=("axes fraction" if beyond else "data", "axes fraction"),
+                    rotation=90, fontsize=7, color="tab:red", ha="right", va="center",
+                    gid="slo_note")
         return
     y = float(best.tokens_per_s_per_device)
     x = float(best.tokens_per_s_per_user)
