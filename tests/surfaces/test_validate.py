@@ -90,6 +90,9 @@ CORPUS = [
      "field metric"),
     ("duplicate id", ("P002,", "P001,"), "appears twice"),
     ("bad encoding", b"id,model\n\xff\xfe,x\n", "not UTF-8"),
+    # an empty corpus passed the validator and failed in `tokenomics calibrate` (issue 25)
+    ("empty", b"", "holds no rows"),
+    ("header only", b"id,model,hardware\n", "holds no rows"),
 ]
 
 
@@ -148,7 +151,7 @@ def test_kv_tier_file_corruptions_are_caught_by_name(tmp_path, what, m, match):
 def test_the_bundled_data_validates_whole(capsys):
     t = validate_data()
     assert set(t.kind) == {"catalogs", "systems", "api_prices", "assumptions", "kv_tiers",
-                           "measurements", "corpus", "calibration"}
+                           "journey", "measurements", "corpus", "calibration"}
     assert t.ok.all(), t[~t.ok].detail.tolist()
     assert main([]) == 0
     assert "ok: corpus: 1185 corpus rows" in capsys.readouterr().out

@@ -276,6 +276,10 @@ def load_corpus(path: str | Path | None = None, *, include_reserved: bool = Fals
         raise CatalogError(f"{p}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except csv.Error as exc:
         raise CatalogError(f"{p}: not valid CSV ({exc})") from None
+    if not records:
+        # an empty file (or a header alone) would fit nothing and fail later, deep inside
+        raise CatalogError(f"{p}: the corpus holds no rows; give a header line and at least "
+                           f"one measurement row (see measurements/corpus.csv)")
     rows, seen = [], set()
     for i, raw in enumerate(records):
         row = _parse(raw, f"{p}: row {i + 2} ({raw.get('id', '?')})")

@@ -1,10 +1,10 @@
 """Validate every data file the package reads, by kind, naming the file and field that fails.
 
 ``python -m tokenomics.surfaces.validate`` (or :func:`validate_data`) loads the hardware and
-model catalogs with their bibliographies, the systems (racks, pods), the API prices, the cost-of-ownership
-assumptions, the KV tiers and retention defaults, the bound-check measurements, the
-measurement corpus and the committed calibration, each through the loader the library itself
-uses, so a file that passes here is a file the library can use. ``python -m
+model catalogs with their bibliographies, the systems (racks, pods), the API prices, the
+cost-of-ownership assumptions, the KV tiers and retention defaults, the request-journey
+defaults, the bound-check measurements, the measurement corpus (at least one row) and the
+committed calibration, each through the loader the library itself uses, so a file that passes here is a file the library can use. ``python -m
 tokenomics.data.catalog`` checks the catalogs alone.
 """
 
@@ -63,6 +63,12 @@ def _corpus() -> str:
     return f"{len(load_corpus(include_reserved=True))} corpus rows"
 
 
+def _journey() -> str:
+    from tokenomics.economics.journey import load_journey_defaults
+
+    return f"{len(load_journey_defaults())} request-journey defaults"
+
+
 def _calibration() -> str:
     from tokenomics.calibration.fitting import committed
 
@@ -74,8 +80,8 @@ def _calibration() -> str:
 #: Data kinds and the check that loads each.
 CHECKS: dict[str, Callable[[], str]] = {
     "catalogs": _catalogs, "systems": _systems, "api_prices": _api_prices, "assumptions": _assumptions,
-    "kv_tiers": _kv_tiers, "measurements": _measurements, "corpus": _corpus,
-    "calibration": _calibration,
+    "kv_tiers": _kv_tiers, "journey": _journey, "measurements": _measurements,
+    "corpus": _corpus, "calibration": _calibration,
 }
 
 
