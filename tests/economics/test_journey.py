@@ -91,3 +91,20 @@ def test_steps_are_named_inputs():
         request_journey(NODE, 1024, 128, steps={"warp_drive": 1.0}, device_price=2.0)
     with pytest.raises(tk.TokenomicsError, match="gateway"):
         request_journey(NODE, 1024, 128, steps={"gateway": -1.0}, device_price=2.0)
+
+
+@pytest.mark.parametrize("rate", [0.5, 3.0, 10.0])
+def test_the_operating_point_is_the_smallest_concurrency_that_keeps_up(rate):
+    # Little's law: the replica runs at the smallest B whose completion rate reaches the
+    # arrival rate; found by bisection (issue 25: one steady state per B up to 1.87 million
+    # took 8 GB), checked here against every B
+    import numpy as np
+
+    from tokenomics.economics.journey import _operating_point
+    from tokenomics.serving.steady import steady_state
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    B = np.arange(1, int(float(steady_state(d, "max", 2048, 256).concurrency)) + 1)
+    rps = np.asarray(steady_state(d, B, 2048, 256).requests_per_s, float)
+    want = int(B[np.argmax(rps >= rate)])
+    ss, _, _ = _operating_point(d, 2048, 256, 0, rate)
+    assert float(ss.concurrency) == want
