@@ -134,4 +134,4 @@ def test_python_m_tokenomics_catalog_validates_every_data_kind():
     assert r.returncode == 0, r.stderr
     kinds = [line.split(":")[1].strip() for line in r.stdout.splitlines() if line.startswith("ok")]
     assert kinds == ["catalogs", "systems", "api_prices", "assumptions", "kv_tiers",
-                     "measurements", "corpus", "calibration"]
+                     "journey", "measurements", "corpus", "calibration"]

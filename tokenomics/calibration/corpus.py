@@ -310,19 +310,16 @@ def trtllm_bench_caps(requests: float, isl: int, osl: int, pp: int) -> tuple[int
     """
     raw_bs = min(requests, 4096) / pp
     raw_tok = min(raw_bs * (1 + isl / osl), 32768)
-    if raw_bs < 256:
-        bs = max(64, 32 * math.ceil(raw_bs / 32))
-    elif raw_bs < 1024:
-        bs = 128 * math.ceil(raw_bs / 128)
-    else:
-        bs = 256 * math.ceil(raw_bs / 256)
-    if raw_tok < 4096:
-        tok = max(2048, 256 * math.ceil(raw_tok / 256))
-    elif raw_tok < 8192:
-        tok = 512 * math.ceil(raw_tok / 512)
-    else:
-        tok = 1024 * math.ceil(raw_tok / 1024)
-    return int(bs), int(tok)
+    bs = _tiered_ceil(raw_bs, 64, ((256, 32), (1024, 128), (math.inf, 256)))
+    tok = _tiered_ceil(raw_tok, 2048, ((4096, 256), (8192, 512), (math.inf, 1024)))
+    return bs, tok
+
+
+def _tiered_ceil(x: float, floor: int, tiers: tuple[tuple[float, int], ...]) -> int:
+    """``x`` rounded up to the multiple of the first tier whose limit it is below, at least
+    ``floor`` (the floor binds in the first tier only: the later tiers' multiples exceed it)."""
+    q = next(q for limit, q in tiers if x < limit)
+    return int(max(floor, q * math.ceil(x / q)))
 
 
 def runtime_caps(row: CorpusRow, dep: Deployment) -> tuple[int, int]:
