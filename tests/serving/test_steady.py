@@ -225,3 +225,17 @@ def test_results_say_which_efficiency_produced_them():
                         64).efficiency == "custom"
     assert set(tk.decode(DEP.with_(efficiency=cal), [1, 8], 512).to_frame().efficiency) == \
         {"calibrated"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(c=st.floats(0.0, 50.0, allow_nan=False))
+def test_whole_chunk_steps_average_to_the_mean_chunk_count(c):
+    # a mean of c chunks a step is steps of floor(c) and floor(c) + 1 whole chunks whose
+    # shares weigh back to c; the request's own step carries at least its own chunk
+    from tokenomics.serving.steady import chunk_counts
+    n, w = chunk_counts(c)
+    assert n[0] == np.floor(c) and n[1] == n[0] + 1 and n[4] == 0
+    assert 0 <= w[0] <= 1 and w[0] + w[1] == pytest.approx(1.0)
+    assert w[0] * n[0] + w[1] * n[1] == pytest.approx(c, abs=1e-12)
+    assert w[2] * n[2] + w[3] * n[3] == pytest.approx(max(c, 1.0), abs=1e-12)
+    assert n[2] >= 1 and w[4] == 1
