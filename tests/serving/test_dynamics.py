@@ -102,3 +102,41 @@ def test_admission_validates_its_knobs():
         Admission("naive", gate_fraction=1.5)
     with pytest.raises(tk.TokenomicsError, match="smoothing_steps"):
         Admission("smoothed", smoothing_steps=0.5)
+
+
+def test_the_step_table_interpolates_large_batches_to_the_engine():
+    # above 2,048 sequences the table keeps geometric nodes only; between them the step time
+    # is interpolated, and the mixed step is affine in the decode batch at a fixed context,
+    # so the interpolation must give the engine's own step time
+    from tokenomics.serving.batching import mixed_step_seconds
+    from tokenomics.serving.dynamics import _StepTable
+    d = tk.Deployment("llama-3.1-8b", "b200")
+    t = _StepTable(d, 66_617, 48.0, 16.0, 450_000.0)
+    assert len(t.batches) < 2_048 + 260
+    for b, tok in ((2_049, 0.0), (9_999, 4_000.0), (66_000, 8_192.0)):
+        exact = float(mixed_step_seconds(d, float(b), 48.0, 16.0, 0.0, tok / 16.0))
+        assert t(b, tok) == pytest.approx(exact, rel=1e-9)
+
+
+# The two runs issue 25 found taking 2.3 GB and 24 GB (OOM-killed): a one-token prompt lets
+# the KV budget hold millions of sequences, and the step table once had a row for each.
+_HUGE = """
+import resource, tokenomics as tk
+vm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize'))
+resource.setrlimit(resource.RLIMIT_AS, (vm * 1024 + 2**30, resource.RLIM_INFINITY))
+d8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
+g3 = tk.Deployment("llama-3.1-8b", "gaudi3", tp=2, weight_dtype="fp8", kv_dtype="fp8")
+for dep, rate, i, o in ((d8, 5.0, 1, 1), (g3, 165.6, 1, 8)):
+    assert tk.simulate_serving(dep, rate, i, o, steps=100).throughput_tokens_per_s > 0
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"),
+                    reason="address-space limits read /proc and RLIMIT_AS (Linux)")
+def test_a_huge_kv_capacity_runs_in_one_gib_of_address_space():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", _HUGE], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

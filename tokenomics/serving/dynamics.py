@@ -19,7 +19,9 @@ output lengths are lognormal with mean :math:`O` and coefficient of variation ``
 (at least 1 token); prompts are :math:`I` tokens. A step's time is the step engine's mixed
 step (:func:`tokenomics.serving.batching.mixed_step_seconds`) of the running decodes at the
 workload's mean context :math:`I + O/2` beside the step's prefill tokens, tabulated once
-over whole decode batches and interpolated linearly in prefill tokens.
+and interpolated linearly in prefill tokens and in the decode batch: every whole batch up to
+2,048 sequences is a node, larger ones are 256 geometric nodes up to the most the KV budget
+can run, so the table (and the run's memory) stays the same size whatever the capacity.
 
 **Memory.** The KV budget is :math:`K = B_\\max (I + O)` tokens, with
 :math:`B_\\max` = :func:`tokenomics.max_batch` at :math:`I + O` tokens. A running
@@ -234,27 +236,60 @@ class ServingTrace(ReadableRepr):
             "output_tokens")})
 
     def summary(self) -> dict[str, float]:
-        """Throughput, oscillation, preemptions and the TTFT/TPOT means and spreads."""
+        """Throughput, oscillation, preemptions and the TTFT/TPOT means and spreads.
+
+        ``ttft_*`` are NaN when no request finished in the run and ``tpot_*`` when none
+        emitted a second token (one-token outputs have no time per later token), as
+        ``period_s`` is NaN without a periodic decode batch.
+        """
+        def stats(x: np.ndarray) -> tuple[float, float]:
+            return (float(np.mean(x)), float(np.std(x))) if len(x) else (math.nan, math.nan)
+        (tm, ts), (pm, ps) = stats(self.ttft_s), stats(self.tpot_s)
         return dict(policy=self.policy, throughput_tokens_per_s=self.throughput_tokens_per_s,
                     oscillation=self.oscillation, period_s=self.period_s,
-                    preemptions=self.preemptions,
-                    ttft_mean_s=float(np.mean(self.ttft_s)), ttft_std_s=float(np.std(self.ttft_s)),
-                    tpot_mean_s=float(np.mean(self.tpot_s)), tpot_std_s=float(np.std(self.tpot_s)))
+                    preemptions=self.preemptions, ttft_mean_s=tm, ttft_std_s=ts,
+                    tpot_mean_s=pm, tpot_std_s=ps)
+
+
+#: Decode batches tabulated one by one; beyond, geometric nodes (module notes).
+_EXACT_BATCHES = 2048
+_GEOMETRIC_NODES = 256
 
 
 class _StepTable:
-    """Mixed-step time over whole decode batches x prefill tokens, tabulated once [s]."""
+    """Mixed-step time over decode batches x prefill tokens, tabulated once [s].
+
+    Every whole batch up to :data:`_EXACT_BATCHES` is a node; above it, up to ``b_max``,
+    :data:`_GEOMETRIC_NODES` geometric nodes (steps of under 4% up to ten million
+    sequences), so the table's size does not grow with the KV capacity; a batch between
+    nodes is interpolated linearly, as prefill tokens are.
+    """
 
     def __init__(self, dep: Deployment, b_max: int, ctx: float, prompt: float,
                  max_prefill: float):
         self.tokens = np.unique(np.concatenate([[0.0], np.geomspace(1.0, max(max_prefill, 2.0),
                                                                      48)]))
-        B, T = np.meshgrid(np.arange(b_max + 1, dtype=float), self.tokens, indexing="ij")
+        exact = np.arange(min(b_max, _EXACT_BATCHES) + 1, dtype=float)
+        if b_max > _EXACT_BATCHES:
+            exact = np.unique(np.concatenate([exact, np.rint(np.geomspace(
+                _EXACT_BATCHES, b_max, _GEOMETRIC_NODES))]))
+        self.batches = exact
+        B, T = np.meshgrid(self.batches, self.tokens, indexing="ij")
         n_pre = T / prompt                     # prompts of I tokens (fractional: an average)
         self.table = np.asarray(mixed_step_seconds(dep, B, ctx, prompt, 0.0, n_pre), float)
 
+    def _row(self, b: int) -> np.ndarray:
+        if b <= min(len(self.batches) - 1, _EXACT_BATCHES):
+            return self.table[b]
+        if b >= self.batches[-1]:
+            return self.table[-1]
+        j = int(np.searchsorted(self.batches, b))
+        lo, hi = self.batches[j - 1], self.batches[j]
+        w = (b - lo) / (hi - lo)
+        return (1.0 - w) * self.table[j - 1] + w * self.table[j]
+
     def __call__(self, b: int, tokens: float) -> float:
-        row = self.table[min(b, len(self.table) - 1)]
+        row = self._row(b)
         if tokens > self.tokens[-1]:           # beyond the table: linear in the last piece
             slope = (row[-1] - row[-2]) / (self.tokens[-1] - self.tokens[-2])
             return float(row[-1] + slope * (tokens - self.tokens[-1]))
@@ -269,6 +304,7 @@ class _Engine:
         self.rng, self.I, self.O, self.K = rng, inp, out, kv_budget
         s2 = math.log1p(cv * cv)
         self._mu, self._sigma = math.log(out) - s2 / 2, math.sqrt(s2)
+        self.n = 0                                       # requests arrived so far
         self.arrival = np.zeros(0)
         self.out_len = np.zeros(0, int)
         self.gen = np.zeros(0, int)
@@ -283,12 +319,19 @@ class _Engine:
         k = int(self.rng.poisson(rate * dt))
         if not k:
             return
-        n = len(self.arrival)
+        n = self.n
+        if n + k > len(self.arrival):            # grow by doubling: appends stay O(1)
+            cap = max(2 * len(self.arrival), n + k, 1024)
+            self.arrival = np.resize(self.arrival, cap)
+            self.out_len = np.resize(self.out_len, cap)
+            self.gen = np.resize(self.gen, cap)
+            self.first = np.resize(self.first, cap)
         lengths = np.exp(self._mu + self._sigma * self.rng.standard_normal(k))
-        self.arrival = np.concatenate([self.arrival, t0 + dt * self.rng.random(k)])
-        self.out_len = np.concatenate([self.out_len, np.maximum(1, np.rint(lengths)).astype(int)])
-        self.gen = np.concatenate([self.gen, np.zeros(k, int)])
-        self.first = np.concatenate([self.first, np.full(k, np.nan)])
+        self.arrival[n:n + k] = t0 + dt * self.rng.random(k)
+        self.out_len[n:n + k] = np.maximum(1, np.rint(lengths)).astype(int)
+        self.gen[n:n + k] = 0
+        self.first[n:n + k] = np.nan
+        self.n = n + k
         self.queue.extend(range(n, n + k))
 
     def kv_running(self) -> float:
