@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -135,3 +137,42 @@ def test_python_m_tokenomics_catalog_validates_every_data_kind():
     kinds = [line.split(":")[1].strip() for line in r.stdout.splitlines() if line.startswith("ok")]
     assert kinds == ["catalogs", "systems", "api_prices", "assumptions", "kv_tiers",
                      "journey", "measurements", "corpus", "calibration"]
+
+
+# simulate_serving and request_journey on the catalog's deployments at their most extreme
+# valid shapes (one-token prompts let the KV budget hold millions of sequences: the runs
+# issue 25 found taking 2.3 GB, and 24 GB until OOM-killed), each at 0.9 and 0.5 of the
+# replica's capacity, under an address-space limit of 1 GiB above the interpreter's after
+# import. The default run takes four devices; HYPOTHESIS_PROFILE=fuzz every catalog device.
+_BOUNDED = """
+import resource, sys, tokenomics as tk
+vm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize'))
+resource.setrlimit(resource.RLIMIT_AS, (vm * 1024 + 2**30, resource.RLIM_INFINITY))
+devices = sys.argv[1].split(',') if sys.argv[1] != 'all' else list(tk.hardware_table().index)
+runs = 0
+for hw in devices:
+    for model in ('llama-3.1-8b', 'qwen3-30b-a3b'):
+        dep = tk.Deployment(model, hw)
+        for i, o in ((1, 1), (1, 8), (2048, 256)):
+            try:
+                cap = tk.steady_state(dep, 'max', i, o).requests_per_s
+            except tk.TokenomicsError:          # does not fit: refused by name, fine
+                continue
+            tk.simulate_serving(dep, 0.9 * cap, i, o, steps=100)
+            tk.request_journey(dep, i, o, arrival_rate_per_s=0.5 * cap, device_price=2.0)
+            runs += 1
+print(runs)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the address-space limit reads /proc and sets RLIMIT_AS (Linux)")
+def test_serving_runs_fit_in_one_gib_of_address_space():
+    import os
+    import subprocess
+    devices = ("all" if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
+               else "h100-sxm,gaudi3,mi355x,b200")
+    r = subprocess.run([sys.executable, "-c", _BOUNDED, devices], capture_output=True,
+                       text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert int(r.stdout.strip()) >= 20, r.stdout

@@ -116,27 +116,3 @@ def test_the_step_table_interpolates_large_batches_to_the_engine():
     for b, tok in ((2_049, 0.0), (9_999, 4_000.0), (66_000, 8_192.0)):
         exact = float(mixed_step_seconds(d, float(b), 48.0, 16.0, 0.0, tok / 16.0))
         assert t(b, tok) == pytest.approx(exact, rel=1e-9)
-
-
-# The two runs issue 25 found taking 2.3 GB and 24 GB (OOM-killed): a one-token prompt lets
-# the KV budget hold millions of sequences, and the step table once had a row for each.
-_HUGE = """
-import resource, tokenomics as tk
-vm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize'))
-resource.setrlimit(resource.RLIMIT_AS, (vm * 1024 + 2**30, resource.RLIM_INFINITY))
-d8 = tk.Deployment("llama-3.1-8b", "h100-sxm")
-g3 = tk.Deployment("llama-3.1-8b", "gaudi3", tp=2, weight_dtype="fp8", kv_dtype="fp8")
-for dep, rate, i, o in ((d8, 5.0, 1, 1), (g3, 165.6, 1, 8)):
-    assert tk.simulate_serving(dep, rate, i, o, steps=100).throughput_tokens_per_s > 0
-print("ok")
-"""
-
-
-@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"),
-                    reason="address-space limits read /proc and RLIMIT_AS (Linux)")
-def test_a_huge_kv_capacity_runs_in_one_gib_of_address_space():
-    import subprocess
-    import sys
-    r = subprocess.run([sys.executable, "-c", _HUGE], capture_output=True, text=True,
-                       timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

@@ -72,6 +72,7 @@ References
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -94,7 +95,7 @@ ADMISSION_POLICIES = ("naive", "ready_buffer", "smoothed", "layered")
 _MAX_HEADROOM = 1.1
 _MAX_STEPS = 10_000_000
 _MAX_CV = 10.0
-_MAX_ARRIVALS = 10_000_000
+_MAX_ARRIVALS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -305,12 +306,14 @@ class _Engine:
         s2 = math.log1p(cv * cv)
         self._mu, self._sigma = math.log(out) - s2 / 2, math.sqrt(s2)
         self.n = 0                                       # requests arrived so far
+        self.t_steps = 0                                 # steps run so far
         self.arrival = np.zeros(0)
         self.out_len = np.zeros(0, int)
         self.gen = np.zeros(0, int)
         self.first = np.zeros(0)
         self.queue: deque[int] = deque()
-        self.prefilling: list[list[float]] = []          # [id, tokens still to prefill]
+        self.prefilling: deque[list[float]] = deque()    # [id, tokens still to prefill]
+        self.prefill_kv = 0.0                             # KV the prompts in prefill hold
         self.run = np.zeros(0, int)                       # running ids, oldest first
         self.ttft: list[float] = []
         self.tpot: list[float] = []
@@ -320,6 +323,12 @@ class _Engine:
         if not k:
             return
         n = self.n
+        if n + k > _MAX_ARRIVALS:
+            raise TokenomicsError(
+                f"over {_MAX_ARRIVALS:,} requests arrived in {self.t_steps:,} steps (a run "
+                f"holds every request's state): give fewer steps or a lower "
+                f"arrival_rate_per_s (the replica serves about "
+                f"tk.steady_state(dep, 'max', ...).requests_per_s)")
         if n + k > len(self.arrival):            # grow by doubling: appends stay O(1)
             cap = max(2 * len(self.arrival), n + k, 1024)
             self.arrival = np.resize(self.arrival, cap)
@@ -340,7 +349,7 @@ class _Engine:
 
     def kv_in_use(self) -> float:
         """KV held or promised: running sequences and prompts in prefill [token]."""
-        return self.kv_running() + sum(self.I + self.gen[int(i)] for i, _ in self.prefilling)
+        return self.kv_running() + self.prefill_kv
 
     def expected_final_kv(self) -> float:
         held = np.maximum(self.I + self.gen[self.run], self.I + self.O).sum()
@@ -350,28 +359,34 @@ class _Engine:
         """Up to ``n`` queued requests, first come first served, while each one's cost
         (its prompt and regenerated tokens, or ``reserve`` tokens) fits ``budget``."""
         out: list[int] = []
-        while self.queue and len(out) < n:
-            i = self.queue[0]
-            cost = self.I + self.gen[i] if reserve is None else reserve
-            if cost > budget:
+        while self.queue and len(out) < n:           # in chunks: vectorised, in order
+            head = np.fromiter(itertools.islice(self.queue, min(n - len(out), 4096)), int)
+            cost = (self.I + self.gen[head]) if reserve is None else np.full(len(head), reserve)
+            fits = int(np.searchsorted(np.cumsum(cost), budget, side="right"))
+            budget -= float(cost[:fits].sum())
+            out.extend(self.queue.popleft() for _ in range(fits))
+            if fits < len(head):
                 break
-            budget -= cost
-            out.append(self.queue.popleft())
-        self.prefilling += [[i, float(self.I + self.gen[i])] for i in out]
+        if out:
+            kv = self.I + self.gen[np.asarray(out, int)]
+            self.prefilling.extend([i, float(c)] for i, c in zip(out, kv.tolist(), strict=True))
+            self.prefill_kv += float(kv.sum())
         return out
 
     def prefill(self, token_budget: float) -> tuple[float, list[int]]:
         """Prompt tokens computed this step and the requests whose prefill completes."""
         spent, done = 0.0, []
-        for item in self.prefilling:
+        while self.prefilling and spent < token_budget:   # first come, first prefilled
+            item = self.prefilling[0]
             take = min(item[1], token_budget - spent)
-            if take <= 0:
-                break
             item[1] -= take
             spent += take
-            if item[1] <= 0:
-                done.append(int(item[0]))
-        self.prefilling = [p for p in self.prefilling if p[1] > 0]
+            if item[1] > 0:
+                break
+            done.append(int(item[0]))
+            self.prefilling.popleft()
+        if done:
+            self.prefill_kv -= float((self.I + self.gen[np.asarray(done, int)]).sum())
         return spent, done
 
     def advance(self, done: list[int], t_end: float) -> tuple[int, int]:
@@ -386,10 +401,11 @@ class _Engine:
             self.gen[new] += 1
             self.run = np.concatenate([self.run, new])
         fin = self.gen[self.run] >= self.out_len[self.run]
-        for i in self.run[fin]:
-            self.ttft.append(self.first[i] - self.arrival[i])
-            if self.out_len[i] > 1:
-                self.tpot.append((t_end - self.first[i]) / (self.out_len[i] - 1))
+        f = self.run[fin]
+        if f.size:
+            self.ttft.extend((self.first[f] - self.arrival[f]).tolist())
+            later = f[self.out_len[f] > 1]
+            self.tpot.extend(((t_end - self.first[later]) / (self.out_len[later] - 1)).tolist())
         self.run = self.run[~fin]
         return emitted, int(fin.sum())
 
@@ -461,7 +477,8 @@ def simulate_serving(dep: Deployment, arrival_rate_per_s: float, input_tokens: i
         ``"naive"``, ``"ready_buffer"``, ``"smoothed"``, ``"layered"`` or an
         :class:`Admission` with its knobs.
     steps : int
-        Forward steps simulated, >= 100.
+        Forward steps simulated, >= 100 and at most 10,000,000; the run holds the state of
+        every request that arrives, at most 2,000,000.
     output_cv : float
         Coefficient of variation of the lognormal output length, > 0 (default 0.5).
     seed : int
@@ -476,8 +493,10 @@ def simulate_serving(dep: Deployment, arrival_rate_per_s: float, input_tokens: i
     Raises
     ------
     TokenomicsError
-        For a bad argument, or a deployment that cannot hold one request of
-        :math:`I + O` tokens.
+        For a bad argument, a deployment that cannot hold one request of
+        :math:`I + O` tokens, or more than 2,000,000 requests arriving in the run (raised
+        before it starts when even the emptiest steps would bring them, else when they
+        arrive).
 
     Examples
     --------
@@ -512,11 +531,12 @@ def simulate_serving(dep: Deployment, arrival_rate_per_s: float, input_tokens: i
     # the running batch is at most K / (I + 1) sequences (each holds its prompt and a token)
     table = _StepTable(dep, int(K // (isl + 1)) + 1, isl + osl / 2.0, float(isl),
                        float(2 * b_max * isl))
-    if lam * n_steps * float(table.table.max()) > _MAX_ARRIVALS:
+    if lam * n_steps * table(0, 0.0) > _MAX_ARRIVALS:   # every step takes at least this
         raise TokenomicsError(
             f"arrival_rate_per_s {lam:g} would bring over {_MAX_ARRIVALS:,} requests in "
-            f"{n_steps:,} steps of up to {float(table.table.max()):.3g} s; give a rate near "
-            f"the replica's capacity (tk.steady_state(dep, 'max', ...).requests_per_s)")
+            f"{n_steps:,} steps of at least {table(0, 0.0):.3g} s (a run holds every "
+            f"request's state); give fewer steps or a rate near the replica's capacity "
+            f"(tk.steady_state(dep, 'max', ...).requests_per_s)")
     eng, ctl = _Engine(rng, isl, osl, cv, K), _Controller(adm, isl)
     return _run(eng, ctl, table, lam, n_steps, adm.policy)
 
@@ -526,6 +546,7 @@ def _run(eng: _Engine, ctl: _Controller, table: _StepTable, lam: float, n_steps:
     rec = np.zeros((n_steps, 7))
     clock, dt = 0.0, table(1, 0.0)
     for n in range(n_steps):
+        eng.t_steps = n
         eng.arrive(lam, clock - dt, dt)
         ctl.admit(eng)
         pre, done = eng.prefill(ctl.budget)
