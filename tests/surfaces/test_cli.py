@@ -343,3 +343,47 @@ def test_top_level_help_is_plain_text_and_price_errors_name_the_flag(capsys):
     assert main(["cost", "llama-3.1-8b", "h100-sxm", "--price", "-1"]) == 2
     err = capsys.readouterr().err
     assert "--price must be USD per device-hour >= 0, got -1" in err
+
+
+def _generated_bad_invocations() -> list[list[str]]:
+    """Every subcommand's every numeric or valued flag at five values no flag accepts
+    (negative, NaN, infinite, not a number, overflowing), positionals valid (issue 25)."""
+    import argparse
+
+    from tokenomics.surfaces.cli import build_parser
+    sub = next(a for a in build_parser()._actions
+               if isinstance(a, argparse._SubParsersAction))
+    positional = {"model": "llama-3.1-8b", "hardware": "h100-sxm"}
+    out = []
+    for name, sp in sub.choices.items():
+        base = [positional.get(a.dest, "llama-3.1-8b") for a in sp._actions
+                if not a.option_strings and a.nargs not in ("?", "*")]
+        for a in sp._actions:
+            if a.option_strings and a.type is not None:
+                out += [[name, *base, a.option_strings[-1], v]
+                        for v in ("-1", "nan", "inf", "x", "1e400")]
+    return out
+
+
+_GENERATED = _generated_bad_invocations()
+
+
+def test_three_hundred_bad_invocations_one_line_each_nothing_written(tmp_path, capsys):
+    # Issue 25: >= 300 bad invocations, each status 2 with one "tokenomics: error:" line, no
+    # traceback, and a report writes nothing to --out when it fails (it wrote its CSVs and
+    # figures first, then failed on --xlsx of a sparse-attention model)
+    cases = _GENERATED + [["report", "deepseek-v3.2-exp", "h200", "--xlsx"],
+                          ["report", "llama-3.1-8b", "h100-sxm", "--slo", "-5"]]
+    assert len(cases) >= 300
+    bad = []
+    for k, args in enumerate(cases):
+        out = tmp_path / f"r{k}"
+        argv = [*args, "--out", str(out)] if args[0] == "report" else args
+        try:
+            rc = main(argv)
+        except SystemExit as exc:          # argparse's own refusals exit with status 2
+            rc = exc.code
+        err = capsys.readouterr().err
+        if rc != 2 or "Traceback" in err or "error:" not in err or out.exists():
+            bad.append((" ".join(args), rc, err[-200:]))
+    assert not bad, bad[:5]

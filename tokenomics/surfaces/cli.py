@@ -357,6 +357,9 @@ def cmd_roofline(a: argparse.Namespace) -> None:
     """``tokenomics roofline``: per-operator FLOPs, bytes, intensity and bound."""
     import tokenomics as tk
 
+    if a.prompt < 1 or a.cached < 0:    # checked in every phase, not only where used
+        raise tk.TokenomicsError(f"--prompt must be a whole number of tokens >= 1 and --cached "
+                                 f">= 0, got {a.prompt} and {a.cached}")
     d = _deployment(a)
     if a.phase == "decode":
         t = tk.operator_table(d, "decode", a.batch[0], context_tokens=a.context[0])
@@ -697,16 +700,43 @@ def _report_cost(d: Deployment, batch: int, ctx: int, a: argparse.Namespace,
 
 
 def cmd_report(a: argparse.Namespace) -> None:
-    """``tokenomics report``: a sizing report folder of text, CSV tables and PNG figures."""
+    """``tokenomics report``: a sizing report folder of text, CSV tables and PNG figures.
+
+    Every argument is checked first, and the files are written to a staging folder that
+    replaces their names in ``--out`` only once the whole report is built: a failure at any
+    point leaves ``--out`` as it was.
+    """
+    import shutil
+    import tempfile
     from pathlib import Path
 
-    import tokenomics as tk
+    from tokenomics.surfaces.export import _check_sheet_supports
 
     _check_report_arguments(a)          # before anything is written to --out
     d = _deployment(a) if a.tp else _auto_tp(a)
-    ctx = a.context[0]
+    if a.xlsx:
+        _check_sheet_supports(d)        # a model the workbook cannot carry: refuse now
     out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise OSError(f"--out {out} exists and is not a folder")
+    stage = Path(tempfile.mkdtemp(prefix=".tokenomics-report-"))
+    try:
+        lines, dec = _build_report(a, d, stage)
+        out.mkdir(parents=True, exist_ok=True)
+        for f in sorted(stage.iterdir()):
+            shutil.move(str(f), str(out / f.name))
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    _save_table(dec, a)
+    print("\n".join(lines))
+    print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
+
+
+def _build_report(a: argparse.Namespace, d: Deployment, out: Any) -> tuple[list[str], Any]:
+    """Every file of the report into the folder ``out``; the report's lines and decode table."""
+    import tokenomics as tk
+
+    ctx = a.context[0]
     mb = int(tk.max_batch(d, ctx))
     batches = sorted({b for b in (1, 8, 32, 64, 128, 256, mb) if 1 <= b <= mb})
     lines = [f"tokenomics sizing report: {d.model.id} on {d.n_devices} x {d.hardware.id} "
@@ -725,9 +755,7 @@ def cmd_report(a: argparse.Namespace) -> None:
     if a.xlsx:
         tk.export_sizing_workbook(out / "sizing.xlsx", d, min(64, mb), ctx, prices=a.price)
     (out / "report.txt").write_text("\n".join(lines) + "\n")
-    _save_table(dec, a)
-    print("\n".join(lines))
-    print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
+    return lines, dec
 
 
 # --------------------------------------------------------------------------------------------
@@ -779,9 +807,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         a.func(a)
         if getattr(a, "strict", False) and getattr(a, "did_not_fit", False):
             return 3
-    except (tk.TokenomicsError, KeyError, OSError) as exc:
+    except (tk.TokenomicsError, KeyError, OSError, NotImplementedError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"tokenomics: error: {msg}", file=sys.stderr)
+        kind = "not implemented: " if isinstance(exc, NotImplementedError) else ""
+        print(f"tokenomics: error: {kind}{msg}", file=sys.stderr)
         return 2
     finally:
         if previous is not None:
