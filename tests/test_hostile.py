@@ -91,6 +91,7 @@ _LLAMA = dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_siz
 
 @pytest.mark.parametrize("key, value, match", [
     ("head_dim", -128, "head_dim must be a whole number from 1"),        # was negative KV
+    ("head_dim", 0, "head_dim must be a whole number from 1"),           # was read as absent
     ("intermediate_size", 0, "intermediate_size"),                       # dropped 5.6B params
     ("hidden_size", 1e30, "beyond any model"),                           # was accepted
     ("num_key_value_heads", 0, "must be >= 1"),                          # ZeroDivisionError
@@ -100,6 +101,15 @@ _LLAMA = dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_siz
 def test_r3_r4_implausible_configs_are_refused_by_name(key, value, match):
     with pytest.raises(tk.TokenomicsError, match=match):
         tk.model_from_hf_config({**_LLAMA, key: value})
+
+
+def test_a_hidden_size_that_is_not_heads_times_a_whole_head_is_refused():
+    # issue 25: 4,097 over 32 heads with no head_dim was read as heads of 128 (4,097 // 32);
+    # with head_dim given, heads x head_dim may differ from hidden_size (Gemma 3, Qwen3 do)
+    cfg = {k: v for k, v in _LLAMA.items() if k != "head_dim"}
+    with pytest.raises(tk.TokenomicsError, match="4097 is not a multiple of num_attention_heads 32"):
+        tk.model_from_hf_config({**cfg, "hidden_size": 4097})
+    assert tk.model_from_hf_config({**_LLAMA, "hidden_size": 4097}).attention.head_dim == 128
 
 
 @pytest.mark.parametrize("content, match", [

@@ -30,6 +30,12 @@ HARDWARE = [
      "bandwidth"),
     ("bad TOML", ('vendor = "NVIDIA"', 'vendor = "NVIDIA'), "not valid TOML"),
     ("bad encoding", b'id = "\xff"\n', "not UTF-8"),
+    # issue 25: each was accepted silently
+    ("bits for bytes", ("value = 3.35, unit = \"TB/s\"", "value = 3.35, unit = \"Tb/s\""),
+     "bandwidth"),                                                        # 8x slow
+    ("per-minute price", ('unit = "USD/hour"', 'unit = "USD/minute"'), r"prices\[0\]\.unit"),
+    ("fractional domain", ("domain_size = { value = 8,", "domain_size = { value = 7.5,"),
+     "domain_size"),                                                      # truncated to 7
 ]
 
 

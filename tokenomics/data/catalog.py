@@ -455,6 +455,10 @@ def _hw_price(f: _File, p: Any, fld: str) -> Price:
     f.keys(p, fld, ("value", "unit", "tier", "date", "source"), ("note",))
     if p["tier"] not in _TIERS:
         raise f.err(fld + ".tier", f"{p['tier']!r} is not one of {', '.join(_TIERS)}")
+    if p["unit"] not in ("USD", "USD/hour"):     # a per-minute rate would be 60x off
+        raise f.err(fld + ".unit", f"{p['unit']!r} must be 'USD/hour' (a rental, per "
+                    f"device-hour) or 'USD' (a purchase, per device); convert a rate per "
+                    f"minute, second or month to per hour")
     per_hour = p["unit"] != "USD"
     to = "USD/hour" if per_hour else "USD"
     lo, hi = _B["rent"] if per_hour else _B["purchase"]

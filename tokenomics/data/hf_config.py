@@ -260,7 +260,7 @@ def _attention(r: _Reader, cfg: Mapping[str, Any], fam: str, h: int, nq: int,
             o_bias=bool(cfg.get("attention_bias", False)),
             **_dsa_indexer(r, fam),
         )
-    hd = int(cfg.get("head_dim") or h // nq)
+    hd = _head_dim(r, cfg, h, nq)
     kind: AttentionKind = "MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA")
     qkv_bias = bool(cfg.get("attention_bias", False)) or fam in ("qwen2", "qwen2_moe")
     # GLM-4.5 (Glm4MoeAttention): attention_bias applies to q/k/v only, o_proj has no bias;
@@ -313,6 +313,25 @@ def _linear_layers(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
         head_k_dim=r.int("linear_key_head_dim"), head_v_dim=r.int("linear_value_head_dim"),
         conv_kernel=r.int("linear_conv_kernel_dim"))
     return flags, lin
+
+
+def _head_dim(r: _Reader, cfg: Mapping[str, Any], h: int, nq: int) -> int:
+    """``head_dim`` where given (a whole number >= 1: 0 is not "absent"), else
+    ``hidden_size / num_attention_heads``, which must then be whole (Hugging Face's
+    convention: 4,097 over 32 heads is a typo, not a head of 128)."""
+    v = cfg.get("head_dim")
+    if v is not None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or v != int(v) or v < 1:
+            raise CatalogError(f"{r.where}: head_dim must be a whole number from 1 (the "
+                               f"width of one attention head), got {v!r}")
+        return r.int("head_dim")
+    if h % nq:
+        raise CatalogError(
+            f"{r.where}: hidden_size {h} is not a multiple of num_attention_heads {nq} and no "
+            f"head_dim is given, so the head width hidden_size / heads = {h / nq:g} is not a "
+            f"whole number; fix hidden_size or give head_dim")
+    return h // nq
 
 
 class _Reader:

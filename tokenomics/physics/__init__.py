@@ -116,6 +116,8 @@ _EXPORTS = {
     "param_breakdown": ".params",
     "ParamBreakdown": ".params",
     "param_count": ".params",
+    "check_official_params": ".params",
+    "OFFICIAL_PARAMS_TOLERANCE": ".params",
     "ridge_point": ".roofline",
     "gemm_flops": ".roofline",
     "gemm_bytes": ".roofline",

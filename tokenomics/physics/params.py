@@ -268,3 +268,48 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     if not include_lm_head:
         total -= b["lm_head"]
     return float(total)
+
+
+#: How far a model file's stated parameter counts may sit from what its [config] gives:
+#: vendors' names round (Qwen3-Next's "A3B" is 3.25B counted the vendor's way, 8% off).
+OFFICIAL_PARAMS_TOLERANCE = 0.10
+
+
+def check_official_params(model: Model, tolerance: float = OFFICIAL_PARAMS_TOLERANCE) -> None:
+    """Refuse a model whose stated ``official`` parameter counts disagree with its config.
+
+    The stated total :math:`N_\\mathrm{off}` must lie within ``tolerance`` of
+    :func:`param_count` of the architecture, :math:`|N_\\mathrm{off} / N - 1| \\le` tolerance;
+    the stated active count likewise against ``param_count(active=True)`` under the file's
+    ``active_include_embedding`` / ``active_include_lm_head`` conventions. A value 1000x off
+    (a unit typo) or a ``[config]`` pasted from another checkpoint fails here, naming the file
+    and field (``python -m tokenomics.surfaces.validate`` runs it on every catalog model).
+
+    Parameters
+    ----------
+    model : Model
+    tolerance : float
+        Allowed relative difference [fraction], default :data:`OFFICIAL_PARAMS_TOLERANCE`.
+
+    Raises
+    ------
+    CatalogError
+        Naming the model's file and ``official.total_params`` or ``official.active_params``.
+    """
+    from tokenomics.core.errors import CatalogError
+
+    where = model.path or model.id
+    pairs = (("total_params", model.official_total_params, param_count(model)),
+             ("active_params", model.official_active_params,
+              param_count(model, active=True,
+                          include_embedding=model.official_active_include_embedding,
+                          include_lm_head=model.official_active_include_lm_head)))
+    for field, stated, counted in pairs:
+        if stated is None or counted <= 0:
+            continue
+        ratio = stated / counted
+        if abs(ratio - 1.0) > tolerance:
+            raise CatalogError(
+                f"{where}: field official.{field}: {stated:.4g} is {ratio:.3g} x the "
+                f"{counted:.4g} parameters its [config] gives (at most {tolerance:.0%} apart): "
+                f"a typo in the value or its unit, or a [config] of another checkpoint")

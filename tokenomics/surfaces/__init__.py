@@ -52,6 +52,9 @@ _EXPORTS = {
     "series_colours": ".canvas",
     "true_runs": ".canvas",
     "cmd_hardware": ".cli",
+    "build_report": ".report",
+    "check_sheet_supports": ".export",
+    "layout_min_devices": ".report",
     "cmd_models": ".cli",
     "cmd_fit": ".cli",
     "cmd_decode": ".cli",
@@ -110,6 +113,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'plots', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'plots', 'report', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

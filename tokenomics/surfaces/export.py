@@ -107,8 +107,16 @@ def _linear(name: str, at: dict[float, float]) -> tuple[float, float]:
 _PROBE = (1.0, 2.0, 4.0)
 
 
-def _check_sheet_supports(dep: Deployment) -> None:
-    """Refuse architectures whose terms the sheet's formulas do not carry yet."""
+def check_sheet_supports(dep: Deployment) -> None:
+    """Refuse architectures whose terms the sheet's formulas do not carry yet.
+
+    Raises
+    ------
+    NotImplementedError
+        For hybrid linear attention and sparse (indexer + top-k) attention: the sheet's
+        formulas would disagree with the library (the ``report --xlsx`` command calls this
+        before it writes anything).
+    """
     m = dep.model
     if m.num_linear_layers or m.attention.is_sparse:
         kind = ("hybrid linear attention" if m.num_linear_layers else
@@ -212,7 +220,7 @@ def sizing_sheet(dep: Deployment, batch: int, context_tokens: int,
     [16.0]
     """
     B, C = _sheet_point(dep, batch, context_tokens)
-    _check_sheet_supports(dep)
+    check_sheet_supports(dep)
     price, price_note = _sheet_price(dep, usd_per_device_hour)
     s = _SizingSheet(dep, B, C)
     _deployment_rows(s)

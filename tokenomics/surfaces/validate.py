@@ -1,7 +1,8 @@
 """Validate every data file the package reads, by kind, naming the file and field that fails.
 
 ``python -m tokenomics.surfaces.validate`` (or :func:`validate_data`) loads the hardware and
-model catalogs with their bibliographies, the systems (racks, pods), the API prices, the
+model catalogs with their bibliographies (each model's stated parameter counts checked against
+its config, :func:`~tokenomics.physics.params.check_official_params`), the systems (racks, pods), the API prices, the
 cost-of-ownership assumptions, the KV tiers and retention defaults, the request-journey
 defaults, the bound-check measurements, the measurement corpus (at least one row) and the
 committed calibration, each through the loader the library itself uses, so a file that passes here is a file the library can use. ``python -m
@@ -21,8 +22,11 @@ from tokenomics.core.errors import CatalogError, TokenomicsError
 
 def _catalogs() -> str:
     from tokenomics.data.catalog import load_catalog
+    from tokenomics.physics.params import check_official_params
 
     c = load_catalog()
+    for m in c.models.values():          # stated parameter counts against the configs
+        check_official_params(m)
     return f"{len(c.hardware)} hardware, {len(c.models)} models, {len(c.sources)} sources"
 
 
