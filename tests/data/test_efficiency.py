@@ -88,3 +88,10 @@ def test_for_stack_takes_the_most_specific_values_it_has():
 def test_bad_stacks_are_named(stacks, match):
     with pytest.raises(tk.TokenomicsError, match=match):
         Efficiency(stacks=stacks)
+
+
+@pytest.mark.parametrize("bad", [-1, "h200", {"h200": 1}, [("h200", "h200")]])
+def test_families_must_map_hardware_ids_to_family_names(bad):
+    # the fuzz profile found Efficiency(families=-1) accepted (and -1 read back as a number)
+    with pytest.raises(tk.TokenomicsError, match="families must map hardware ids"):
+        tk.Efficiency(families=bad)

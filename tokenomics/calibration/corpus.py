@@ -7,8 +7,13 @@ library adds: the layout fields ``redundant_experts``, ``comm_overlap`` and ``po
 group each row belongs to for cross-validation (``source_group``,
 ``hardware_family``, ``model_family``), whether its mean input length is assumed
 (``isl_assumed``), the runtime's scheduler limits where the row runs at max load
-(``runtime_max_batch``, ``runtime_max_num_tokens``: 0 when not applicable) and ``reserved``
-(True for results kept for independent validation: never fitted to, never tested against).
+(``runtime_max_batch``, ``runtime_max_num_tokens``: 0 when not applicable), ``reserved``
+(True for results kept for independent validation: never fitted to, never tested against)
+and two optional formats, empty where the weight format says it all: ``expert_dtype``, the
+routed experts' storage where it differs from ``weight_dtype`` (gpt-oss's released
+checkpoint: BF16 dense layers, MXFP4 experts), and ``compute_dtype``, the format the matrix
+products run at where the row states it (TensorRT-LLM runs that checkpoint W4A8, MXFP4 x
+MXFP8, on Blackwell: at the FP8 rate, not the FP4 one; W4A16 on Hopper).
 
 Notes
 -----
@@ -59,6 +64,7 @@ from typing import Any
 
 import pandas as pd
 
+from tokenomics.core.dtypes import dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir
 from tokenomics.data.deployment import Deployment
@@ -87,6 +93,11 @@ _INT = ("devices", "tp", "pp", "ep", "attn_dp", "redundant_experts", "isl", "osl
         "batch_per_device", "runtime_max_batch", "runtime_max_num_tokens")
 _BOOL = ("isl_assumed", "reserved", "fitted")
 _FLOAT = ("measured", "comm_overlap")
+#: Columns a corpus may leave out (empty: derived): the routed experts' storage format where it
+#: differs from ``weight_dtype`` (gpt-oss's checkpoint: BF16 dense layers, MXFP4 experts) and
+#: the format the matrix products run at where the row states it (TensorRT-LLM runs that
+#: checkpoint W4A8, MXFP4 x MXFP8, on Blackwell and W4A16 on Hopper).
+_OPTIONAL = ("expert_dtype", "compute_dtype")
 _COMPUTE = {"fp8": "fp8", "nvfp4": "nvfp4", "bf16": "bf16", "fp16": "fp16", "int8": "int8"}
 
 
@@ -127,6 +138,8 @@ class CorpusRow:
     trust: str
     assumptions: str
     source: str
+    expert_dtype: str = ""
+    compute_dtype: str = ""
 
     @property
     def stack(self) -> str:
@@ -161,7 +174,9 @@ class CorpusRow:
         d = Deployment(self.model, self.hardware, tp=self.tp, pp=self.pp, ep=self.ep,
                        dp_attention=self.tp if self.attn_dp else 1,
                        weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype,
-                       compute_dtype=compute_format(self.hardware, self.weight_dtype),
+                       expert_dtype=self.expert_dtype or None,
+                       compute_dtype=self.compute_dtype or compute_format(
+                           self.hardware, self.expert_dtype or self.weight_dtype),
                        efficiency=efficiency, usable_memory_fraction=1.0,
                        redundant_experts=self.redundant_experts,
                        comm_overlap=self.comm_overlap, engine=self.engine)
@@ -182,7 +197,6 @@ def stack_of(hardware: Any, engine: str) -> str:
 def compute_format(hardware: str, weight_dtype: str) -> str:
     """The format a row's matrix products run at: the weight format where the chip has a
     peak for it, else BF16 (weight-only quantisation: MXFP4 gpt-oss on Hopper runs W4A16)."""
-    from tokenomics.core.dtypes import dtype
     from tokenomics.data.catalog import hardware as _hw
 
     fmt = _COMPUTE.get(weight_dtype, weight_dtype)
@@ -200,8 +214,17 @@ def replace_lengths(d: RequestLengths, row: CorpusRow) -> RequestLengths:
 
 def _parse(raw: dict[str, str], where: str) -> CorpusRow:
     """One CSV record as a :class:`CorpusRow`; errors name the file, row and field."""
+    row = CorpusRow(**_values(raw, where))
+    _check_row(row, where)
+    return row
+
+
+def _values(raw: dict[str, str], where: str) -> dict[str, Any]:
+    """The record's fields, each converted to its column's type."""
     vals: dict[str, Any] = {}
     for f in fields(CorpusRow):
+        if f.name in _OPTIONAL and raw.get(f.name) is None:
+            continue                             # an older corpus without the column
         if f.name not in raw or raw[f.name] is None:
             raise CatalogError(f"{where}: field {f.name}: missing")
         v = raw[f.name].strip()
@@ -218,7 +241,18 @@ def _parse(raw: dict[str, str], where: str) -> CorpusRow:
                 vals[f.name] = v
         except ValueError as exc:
             raise CatalogError(f"{where}: field {f.name}: {v!r} is not valid ({exc})") from None
-    row = CorpusRow(**vals)
+    return vals
+
+
+def _check_row(row: CorpusRow, where: str) -> None:
+    """The rules across a row's fields: known formats, metric, pool, workload, engine."""
+    for name in ("weight_dtype", "kv_dtype", *_OPTIONAL):
+        v = getattr(row, name)
+        if v or name not in _OPTIONAL:
+            try:
+                dtype(v)
+            except TokenomicsError as exc:
+                raise CatalogError(f"{where}: field {name}: {exc}") from None
     if row.metric not in METRICS:
         raise CatalogError(f"{where}: field metric: {row.metric!r} is not one of "
                            f"{', '.join(METRICS)}")
@@ -236,7 +270,6 @@ def _parse(raw: dict[str, str], where: str) -> CorpusRow:
     if not (0 < row.measured < 1e9):
         raise CatalogError(f"{where}: field measured: must be a positive number below 1e9 "
                            f"(token/s or s), got {row.measured!r}")
-    return row
 
 
 def corpus_path() -> Path:

@@ -209,9 +209,13 @@ class Efficiency:
                 raise TokenomicsError(f"efficiency stacks name unknown fields: "
                                       f"{', '.join(sorted(bad))}")
             object.__setattr__(self, "stacks", {k: dict(v) for k, v in self.stacks.items()})
-            if self.families is not None:
-                object.__setattr__(self, "families", {str(k): str(v)
-                                                      for k, v in dict(self.families).items()})
+        if self.families is not None:
+            if not isinstance(self.families, Mapping) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in self.families.items()):
+                raise TokenomicsError(f"efficiency families must map hardware ids to hardware "
+                                      f"families (str -> str, e.g. {{'h200': 'h200'}}), got "
+                                      f"{type(self.families).__name__}")
+            object.__setattr__(self, "families", dict(self.families))
 
     def _check_ranges(self) -> None:
         """Every field within its physical range (fractions, times, counts)."""

@@ -253,7 +253,8 @@ class AgentSessions(ReadableRepr):
     golden_time_s : float
         The policy's HBM residence :math:`t_1` over a gap [s].
     hbm_hit_rate : float
-        Share of the population's returns that find their KV still in HBM.
+        Share of the population's returns that find their KV still in HBM; NaN when no
+        session returns inside the window (a horizon shorter than every gap drawn).
     usd_per_session, usd_per_step : float
         Mean cost of a sampled session, and of its agent steps (the session's cost over its
         steps, gaps included) [USD].
