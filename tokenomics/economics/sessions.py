@@ -164,7 +164,7 @@ def _sample(n: int, st: SessionStats, rng: np.random.Generator) -> dict[str, np.
     llm, tool = st.step_s
     mu, sigma = st.gap_mu_sigma
     gap = np.exp(mu + sigma * rng.standard_normal(sess.size))
-    last = np.r_[sess[1:] != sess[:-1], True]          # each session's last request
+    last = np.r_[sess[1:] != sess[:-1], True] if sess.size else np.zeros(0, bool)  # last one
     gap[last] = np.inf                                 # no return after the last request
     return dict(session=sess, steps=steps, active_s=steps * (llm + tool), gap_s=gap,
                 last=last, requests=R)
