@@ -40,8 +40,23 @@ def test_no_rental_price():
                                                    r"neocloud-on-demand 2025-03, "
                                                    r"hyperscaler-on-demand 2024-12\)"):
         rental_price(_hw(prices=PRICES), tier="estimate")
-    with pytest.raises(tk.NotPublishedError, match=r"has: none\); pass usd_per_device_hour"):
+    with pytest.raises(tk.NotPublishedError, match=r"on the default tiers .* has: none\); "
+                                                   r"name a tier"):
         rental_price(_hw(prices=PRICES[3:]))
+
+
+def test_the_default_price_is_on_demand_not_a_newer_spot_rate():
+    # issue 26: B200 read $2.25 (a spot rate two days newer) in hardware_table and
+    # rental_price, and $6.03 (neocloud on-demand) in the cost functions. One default now:
+    # the first of neocloud on-demand, hyperscaler on-demand, estimate
+    spot = Price(usd=1.0, per_hour=True, tier="neocloud-spot", date="2026-01", source="s")
+    h = _hw(prices=(*PRICES, spot))
+    assert rental_price(h).usd == 3.0 and rental_price(h, "neocloud-spot").usd == 1.0
+    b200 = tk.hardware("b200")
+    assert rental_price(b200).usd == 6.03 == tk.price_on_basis(b200).usd_per_device_hour
+    only_spot = _hw(prices=(spot,))
+    with pytest.raises(tk.NotPublishedError, match="neocloud-spot 2026-01"):
+        rental_price(only_spot)
 
 
 # ---- Attention and Model -------------------------------------------------------------------

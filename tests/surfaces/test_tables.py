@@ -115,3 +115,42 @@ def test_one_row_per_catalog_entry_with_known_sources():
     for t in (hw, md):
         for keys in t.sources:
             assert keys and set(keys.split()) <= known
+
+
+def test_every_surface_reports_one_price_per_device_on_the_default_basis(capsys):
+    # issue 26: B200 was $2.25 (a spot rate) in hardware_table, rental_price, the docs
+    # catalog page and the workbook, and $6.03 (neocloud on-demand) in deployment_cost,
+    # cheapest_at and `tokenomics cost`. Each device now has one default price everywhere
+    import re
+
+    from tokenomics.surfaces.cli import main
+    from tokenomics.surfaces.export import sizing_sheet
+    t = tk.hardware_table()
+    checked = 0
+    for hw in t.index:
+        try:
+            ref = tk.price_on_basis(hw)
+        except tk.NotPublishedError:
+            assert np.isnan(t.loc[hw, "price_usd_per_hour"])
+            continue
+        usd = ref.usd_per_device_hour
+        assert t.loc[hw, "price_usd_per_hour"] == usd and t.loc[hw, "price_tier"] == ref.tier
+        if ref.tier != "tco":
+            assert tk.rental_price(hw).usd == usd
+        try:
+            d = tk.Deployment("llama-3.1-8b", hw, weight_dtype="fp8", kv_dtype="fp8",
+                              compute_dtype="bf16")
+            cost = tk.deployment_cost(d, 1, 1024)
+        except tk.TokenomicsError:
+            continue                   # no BF16 peak, or 8B does not fit: no cost to compare
+        assert cost.usd_per_device_hour == usd
+        sheet = next(r for r in sizing_sheet(d, 1, 1024).rows
+                     if r.label == "price per device-hour")
+        assert sheet.value == usd
+        assert main(["cost", "llama-3.1-8b", hw, "--weight-dtype", "fp8", "--kv-dtype", "fp8",
+                     "--batch", "1", "--context", "1024"]) == 0
+        cap = capsys.readouterr()
+        shown = re.search(r"at \$([0-9.]+)/device-hour", cap.out + cap.err)
+        assert shown and float(shown.group(1)) == pytest.approx(usd, abs=0.005), hw
+        checked += 1
+    assert checked >= 20

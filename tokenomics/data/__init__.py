@@ -67,6 +67,7 @@ _EXPORTS = {
     "Price": ".specs",
     "Hardware": ".specs",
     "rental_price": ".rentals",
+    "DEFAULT_RENTAL_TIERS": ".rentals",
     "latest_rental": ".rentals",
     "latest_purchase": ".rentals",
     "rentals_listed": ".rentals",

@@ -12,8 +12,15 @@ from tokenomics.data.catalog import hardware
 from tokenomics.data.specs import Hardware, Price
 
 
+#: The rental tiers a device is priced at by default, in order of preference: the first with a
+#: price gives the latest of them. The default price basis of the cost functions
+#: (:data:`tokenomics.economics.basis.DEFAULT_PRICE_BASIS`) uses the same order, so a device
+#: has one default price on every surface.
+DEFAULT_RENTAL_TIERS = ("neocloud-on-demand", "hyperscaler-on-demand", "estimate")
+
+
 def rental_price(hw: Hardware | str, tier: str | None = None) -> Price:
-    """The latest dated rental price of a device, optionally of one tier.
+    """The latest dated rental price of a device: of one tier, or on the default tiers.
 
     Parameters
     ----------
@@ -21,7 +28,10 @@ def rental_price(hw: Hardware | str, tier: str | None = None) -> Price:
         The device, or its catalog id.
     tier : str, optional
         One of :data:`~tokenomics.data.specs.PRICE_TIERS` (a rental one: ``"neocloud-on-demand"``,
-        ``"hyperscaler-on-demand"``, ``"neocloud-spot"``, ...); default any tier.
+        ``"hyperscaler-on-demand"``, ``"neocloud-spot"``, ...). Default: the first of
+        :data:`DEFAULT_RENTAL_TIERS` the device has a price for (neocloud on-demand, else
+        hyperscaler on-demand, else a published estimate), as the cost functions' default
+        basis reads it; a spot or capacity-block rate is read only when named.
 
     Returns
     -------
@@ -32,14 +42,15 @@ def rental_price(hw: Hardware | str, tier: str | None = None) -> Price:
     -----
     A lookup in the hardware entry's dated ``prices`` (the catalog's price records), kept with
     the specs so that every stage can read a device's price without importing the economics.
-    Any tier and the latest date: to compare devices on one tier and date policy use
-    :func:`tokenomics.economics.basis.price_on_basis` (the cost functions do).
+    For a date policy, or a device priced by owning it when no one rents it out, use
+    :func:`tokenomics.economics.basis.price_on_basis` (the cost functions do; on its default
+    basis it returns this price wherever this one exists).
 
     Raises
     ------
     NotPublishedError
-        When the catalog has no rental price (of that tier) for the device; the message lists
-        what it has.
+        When the catalog has no rental price of that tier (or of the default tiers) for the
+        device; the message lists what it has.
 
     Examples
     --------
@@ -47,12 +58,17 @@ def rental_price(hw: Hardware | str, tier: str | None = None) -> Price:
     2.0
     """
     hw = hardware(hw)
-    found = latest_rental(hw, tier)
-    if found is None:
-        raise NotPublishedError(
-            f"{hw.id}: no rental price{' of tier ' + repr(tier) if tier else ''} in the catalog "
-            f"(rental prices it has: {rentals_listed(hw)}); pass usd_per_device_hour")
-    return found
+    tiers = (tier,) if tier is not None else DEFAULT_RENTAL_TIERS
+    for t in tiers:
+        found = latest_rental(hw, t)
+        if found is not None:
+            return found
+    which = f"of tier {tier!r}" if tier is not None else \
+        f"on the default tiers ({', '.join(DEFAULT_RENTAL_TIERS)})"
+    raise NotPublishedError(
+        f"{hw.id}: no rental price {which} in the catalog (rental prices it has: "
+        f"{rentals_listed(hw)}); name a tier, use tk.price_on_basis (which prices an unrented "
+        f"device by owning it), or pass usd_per_device_hour")
 
 
 def latest_rental(hw: Hardware, tier: str | None = None,

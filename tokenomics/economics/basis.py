@@ -28,7 +28,12 @@ from typing import Any
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.boundary import inputs
 from tokenomics.data.catalog import hardware
-from tokenomics.data.rentals import latest_purchase, latest_rental, rentals_listed
+from tokenomics.data.rentals import (
+    DEFAULT_RENTAL_TIERS,
+    latest_purchase,
+    latest_rental,
+    rentals_listed,
+)
 from tokenomics.data.specs import PRICE_TIERS, Hardware
 from tokenomics.economics.ownership import Ownership, default_assumptions, tco_usd_per_device_hour
 
@@ -61,7 +66,7 @@ class PriceBasis:
     'hyperscaler-on-demand > owned, latest on or before 2025-06'
     """
 
-    tiers: tuple[str, ...] = ("neocloud-on-demand", "hyperscaler-on-demand", "estimate")
+    tiers: tuple[str, ...] = DEFAULT_RENTAL_TIERS
     on_or_before: str | None = None
     owned: bool = True
 

@@ -286,7 +286,7 @@ def _cost(sub: Any, run: Callable[..., Any]) -> None:
     co.add_argument("--context", type=int, nargs=1, default=[4096],
                     help="tokens in each sequence's KV cache (default %(default)s)")
     co.add_argument("--prompt", type=int, default=None, help="prompt length (default context)")
-    co.add_argument("--price", type=float, help="USD per device-hour (default catalog rental)")
+    co.add_argument("--price", type=float, help="USD per device-hour (default: the catalog price on the default basis, as tk.price_on_basis)")
     co.add_argument("--tier", help="catalog rental tier to use")
     co.add_argument("--input-ratio", type=float, default=3.0,
                     help="input tokens per request, relative to --output-ratio (default %(default)s)")
@@ -333,7 +333,7 @@ def _retention(sub: Any, run: Callable[..., Any]) -> None:
     rt.add_argument("--miss-usd", type=float, default=None,
                     help="price of a return that misses HBM [USD] (default: the stated "
                          "$8.40 per million context tokens; 0 for GPU time only)")
-    rt.add_argument("--price", type=float, help="USD per device-hour (default catalog rental)")
+    rt.add_argument("--price", type=float, help="USD per device-hour (default: the catalog price on the default basis, as tk.price_on_basis)")
     rt.add_argument("--gap-median-min", type=float, default=25.0,
                     help="median idle gap [min] (default 25, S62)")
     rt.add_argument("--gap-mean-to-median", type=float, default=15.0,

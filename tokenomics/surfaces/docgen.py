@@ -63,13 +63,16 @@ def catalog_pages(out: Path) -> None:
             ["status", "mem_capacity_gb", "mem_visible_gb", "mem_bw_tb_per_s", "sram_mb",
              "scale_up_gb_per_s_per_direction", "scale_up_domain_size",
              "scale_out_gb_per_s_per_direction", "tdp_w"],
-        "Latest rental price": ["vendor", "price_usd_per_hour", "price_tier", "price_date"],
+        "Price on the default basis (what the cost functions use)":
+            ["vendor", "price_usd_per_hour", "price_tier", "price_date"],
     }
     body = "".join(f"\n## {title}\n\n" + _md_table(hw[["id", *cols]])
                    for title, cols in groups.items())
     (out / "catalog-hardware.md").write_text(
         "# Hardware catalog\n\nGenerated from `hardware_catalog/` (dense peaks; GB = 1e9 B; "
-        "link bandwidths per direction). Empty cells: not published or not supported. "
+        "link bandwidths per direction). Empty cells: not published or not supported. Prices: "
+        "neocloud on-demand, else hyperscaler on-demand, else a published estimate, else the "
+        "purchase price owned over the service life (tier `tco`), each the latest; "
         "`tk.hardware_table()` has every column in one frame, indexed by id.\n"
         + body + "\n## Sources\n\n" + _sources_table(keys))
     md = model_table().reset_index()

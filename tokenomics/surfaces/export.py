@@ -284,13 +284,14 @@ def _sheet_price(dep: Deployment, usd_per_device_hour: Any) -> tuple[float | Non
     if usd_per_device_hour is not None:
         return float(V.non_negative(usd_per_device_hour, "usd_per_device_hour",
                                     "USD/hour")), "given"
-    from tokenomics.data.rentals import rental_price
+    from tokenomics.economics.basis import DEFAULT_PRICE_BASIS, price_on_basis
 
     try:
-        pr = rental_price(dep.hardware)
+        pr = price_on_basis(dep.hardware)
     except NotPublishedError:
         return None, ""
-    return pr.usd, f"catalog rental price, {pr.tier} {pr.date}"
+    return pr.usd_per_device_hour, (f"catalog price on the default basis "
+                                    f"({DEFAULT_PRICE_BASIS.label}): {pr.tier} {pr.date}")
 
 
 # ---------------------------------------------------------------- deployment and inputs

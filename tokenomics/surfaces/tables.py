@@ -7,6 +7,8 @@ opens in a spreadsheet as numbers.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -26,8 +28,10 @@ def hardware_table() -> pd.DataFrame:
         reports; NaN where not published), ``mem_bw_tb_per_s``, ``ridge_bf16_flop_per_byte``,
         ``ridge_fp8_flop_per_byte``, ``ridge_fp4_flop_per_byte``, ``sram_mb``,
         ``scale_up_gb_per_s_per_direction``, ``scale_up_domain_size``,
-        ``scale_out_gb_per_s_per_direction``, ``tdp_w``, ``price_usd_per_hour`` (the latest
-        dated rental price), ``price_tier``, ``price_date``, ``sources`` (bibliography keys).
+        ``scale_out_gb_per_s_per_direction``, ``tdp_w``, ``price_usd_per_hour`` (the price the cost
+        functions use: :func:`~tokenomics.economics.basis.price_on_basis` on the default
+        basis, NaN where the device has none), ``price_tier`` (``"tco"`` where it is owned,
+        not rented), ``price_date``, ``sources`` (bibliography keys).
 
     Examples
     --------
@@ -54,13 +58,23 @@ def hardware_table() -> pd.DataFrame:
         row["scale_out_gb_per_s_per_direction"] = (
             h.scale_out_bw_bytes_per_s / 1e9 if h.scale_out_bw_bytes_per_s else np.nan)
         row["tdp_w"] = h.tdp_w if h.tdp_w else np.nan
-        rentals = sorted((p for p in h.prices if p.per_hour), key=lambda p: p.date)
-        row["price_usd_per_hour"] = rentals[-1].usd if rentals else np.nan
-        row["price_tier"] = rentals[-1].tier if rentals else ""
-        row["price_date"] = rentals[-1].date if rentals else ""
+        price = _default_price(h)
+        row["price_usd_per_hour"] = price.usd_per_device_hour if price else np.nan
+        row["price_tier"] = price.tier if price else ""
+        row["price_date"] = price.date if price else ""
         row["sources"] = " ".join(sorted(set(h.sources.values())))
         rows.append(row)
     return pd.DataFrame(rows).set_index("id")
+
+
+def _default_price(h: Hardware) -> Any:
+    """The device's price on the default basis, or None where it has none."""
+    from tokenomics.economics.basis import price_on_basis
+
+    try:
+        return price_on_basis(h)
+    except NotPublishedError:
+        return None
 
 
 def _ridge_or_nan(h: Hardware, fmt: str) -> float:
