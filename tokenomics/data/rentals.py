@@ -11,7 +11,6 @@ from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.catalog import hardware
 from tokenomics.data.specs import Hardware, Price
 
-
 #: The rental tiers a device is priced at by default, in order of preference: the first with a
 #: price gives the latest of them. The default price basis of the cost functions
 #: (:data:`tokenomics.economics.basis.DEFAULT_PRICE_BASIS`) uses the same order, so a device
