@@ -77,7 +77,8 @@ def test_cost_per_session_is_its_steps_plus_its_gaps(run):
 @pytest.mark.parametrize("kw, match", [
     (dict(sessions=1), "sessions"), (dict(concurrent=0), "concurrent"),
     (dict(stats="S60"), "SessionStats"), (dict(policy=3), "RetentionPolicy"),
-    (dict(seed=0.5), "seed"), (dict(seed=-1), "seed"), (dict(concurrent=1e9), "20,000,000"),
+    (dict(seed=0.5), "seed"), (dict(seed=-1), "seed"), (dict(concurrent=1e9), "2,000,000"),
+    (dict(sessions=10**6), "2,000,000"),
 ])
 def test_bad_arguments(kw, match):
     with pytest.raises(tk.TokenomicsError, match=match):

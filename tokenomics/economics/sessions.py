@@ -79,7 +79,9 @@ REQUESTS_PER_SESSION = 9.2
 STEPS_PER_REQUEST = 9.0
 #: Share of a session's time: human, tools, LLM (S62).
 TIME_SPLIT = (0.92, 0.048, 0.033)
-_MAX_REQUESTS = 20_000_000
+#: Requests a call may sample, the sessions drawn and the population together (about 80 B of
+#: state a request, about a second per million: 2M is 0.16 GB).
+_MAX_REQUESTS = 2_000_000
 _MAX_STAT = 1e6
 
 
@@ -335,6 +337,13 @@ def agent_sessions(dep: Deployment, sessions: int = 2000, *, concurrent: float =
     -------
     AgentSessions
 
+    Raises
+    ------
+    TokenomicsError
+        For a bad argument, or when the sampled sessions and the population over the window
+        would hold more than 2,000,000 requests (each request's state is held in memory;
+        about 80 B a request).
+
     Examples
     --------
     >>> import tokenomics as tk
@@ -352,9 +361,11 @@ def agent_sessions(dep: Deployment, sessions: int = 2000, *, concurrent: float =
     H = V.single_amount(V.positive(horizon_s, "horizon_s", "s"), "horizon_s", "s")
     D = _expected_duration(st)
     population = N * (_warm_up(H, D) + H) / D
-    if max(n, population) * st.requests_per_session > _MAX_REQUESTS:
+    if (n + population) * st.requests_per_session > _MAX_REQUESTS:
         raise TokenomicsError(f"sessions, concurrent, horizon_s and requests_per_session ask "
-                              f"for more than {_MAX_REQUESTS:,} requests; sample fewer")
+                              f"for more than {_MAX_REQUESTS:,} requests (the sampled sessions "
+                              f"and the population together, each request's state held in "
+                              f"memory); sample fewer sessions or a shorter horizon")
     seed = V.seed(seed)
     p = policy if policy is not None else retention_policy(
         dep, C, gap=GapDistribution(*st.gap_mu_sigma))
