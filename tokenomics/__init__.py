@@ -82,7 +82,7 @@ _TOP = {
         "measured_vs_bound",
     ),
     "pareto": (
-        "best_at", "cheapest_at", "crossings", "decode_curve", "DecodeCurve", "frontier",
+        "best_at", "cheapest_at", "interactivity_floor", "crossings", "decode_curve", "DecodeCurve", "frontier",
         "OperatingPoint", "sweep_lazy", "lazy_pareto", "lazy_best_at",
         "pareto_mask", "speed_premium", "SpeedPremium", "sweep",
     ),

@@ -170,3 +170,39 @@ def test_operating_point_is_typed_read_only_and_tabulates():
 def test_an_operating_point_is_built_from_a_mapping():
     with pytest.raises(tk.TokenomicsError, match="mapping of field -> value"):
         tk.OperatingPoint(7)
+
+
+def test_a_candidate_that_does_not_fit_is_skipped_with_a_warning():
+    # issue 26: Llama 3.1 70B at BF16 (141 GB) on one H200 (141 GB, 90% usable) holds no
+    # sequence; over TP 1/2/4/8 cheapest_at and best_at raised DoesNotFitError for TP1.
+    # They now skip it, name it, and answer from TP 2/4/8 as if TP1 were not given
+    deps = [tk.Deployment("llama-3.1-70b", "h200", tp=t) for t in (1, 2, 4, 8)]
+    prices = {"h200": 3.0}
+    with pytest.warns(UserWarning, match=r"skipped 1 candidate.*1xh200 tp1"):
+        r = cheapest_at(deps, 20, 2048, prices=prices)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = cheapest_at(deps[1:], 20, 2048, prices=prices)
+    assert (r.label, r.batch, r.cost_usd_per_mtok) == (ref.label, ref.batch, ref.cost_usd_per_mtok)
+    with pytest.warns(UserWarning, match="skipped 1 candidate"):
+        assert best_at(deps, 20, 2048).label == best_at(deps[1:], 20, 2048).label
+    with pytest.raises(tk.DoesNotFitError, match="no candidate fits"):
+        best_at(deps[:1], 20, 2048)
+
+
+def test_a_tpot_ceiling_is_the_inverse_floor():
+    # a TPOT of at most 50 ms is at least 1 / 0.05 = 20 tokens/s per user, whether given as a
+    # time Quantity in the floor's place or as max_tpot_s (a number in s or a Quantity)
+    d = [tk.Deployment("llama-3.1-8b", "h100-sxm")]
+    ref = best_at(d, 20, 2048)
+    for r in (best_at(d, tk.Q_(50, "ms"), 2048), best_at(d, max_tpot_s=0.05, context_tokens=2048),
+              best_at(d, max_tpot_s=tk.Q_(50, "ms"), context_tokens=2048),
+              best_at(d, tk.Q_(20, "token/s"), 2048)):
+        assert (r.batch, r.tokens_per_s_per_device) == (ref.batch, ref.tokens_per_s_per_device)
+    assert ref.step_time_s <= 0.05
+    with pytest.raises(tk.TokenomicsError, match="give the interactivity service level once"):
+        best_at(d, 20, 2048, max_tpot_s=0.05)
+    with pytest.raises(tk.TokenomicsError, match="max_tpot_s"):
+        best_at(d, max_tpot_s=-1.0, context_tokens=2048)
+    with pytest.raises(tk.UnitError):
+        best_at(d, tk.Q_(3, "GB"), 2048)

@@ -47,6 +47,7 @@ _EXPORTS = {
     "premium_curve": ".premium",
     "OperatingPoint": ".queries",
     "best_at": ".queries",
+    "interactivity_floor": ".queries",
     "cheapest_at": ".queries",
     "sweep": ".queries",
     "sweep_points": ".queries",

@@ -21,6 +21,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core import checks as V
-from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 from tokenomics.economics.basis import as_price_basis
 from tokenomics.economics.cost import cost_per_million_tokens
 from tokenomics.pareto.curves import DecodeCurve, decode_curve
@@ -108,9 +109,9 @@ def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
-def best_at(deployments: Any, min_tokens_per_s_per_user: float,
+def best_at(deployments: Any, min_tokens_per_s_per_user: Any = None,
             context_tokens: float | None = None, speculation: Any = (None,),
-            efficiency: Any = "deployment") -> OperatingPoint:
+            efficiency: Any = "deployment", *, max_tpot_s: Any = None) -> OperatingPoint:
     """Best throughput per device at or above an interactivity floor (S23's vertical line).
 
     Parameters
@@ -119,8 +120,9 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         From :func:`~tokenomics.pareto.envelope.frontier`, the answer is read off its
         envelope (the straight segment spanning the floor); with deployments, each curve is
         inverted exactly at whole batches.
-    min_tokens_per_s_per_user : float
-        The floor [token/s].
+    min_tokens_per_s_per_user : float or pint.Quantity
+        The floor [token/s], or a TPOT ceiling as a time Quantity (``tk.Q_(50, "ms")`` is
+        20 token/s): :func:`interactivity_floor`.
     context_tokens : float, optional
         Required with deployments.
     speculation : sequence of (dict or None)
@@ -128,6 +130,8 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         :func:`~tokenomics.pareto.envelope.frontier`).
     efficiency : {"calibrated", "roofline", "deployment"} or Efficiency
         As in :func:`~tokenomics.pareto.envelope.frontier` (with deployments).
+    max_tpot_s : float or pint.Quantity, optional
+        The service level as a TPOT ceiling [s] instead of a floor.
 
     Returns
     -------
@@ -140,6 +144,9 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
     ------
     TokenomicsError
         When no configuration reaches the floor; the message gives the fastest one's speed.
+    DoesNotFitError
+        When no candidate holds one sequence of ``context_tokens``; candidates that do not
+        fit among others that do are skipped with a ``UserWarning`` naming them.
 
     Examples
     --------
@@ -150,8 +157,7 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
     >>> bool(r.tokens_per_s_per_user >= 100)
     True
     """
-    X = V.single_amount(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user",
-                                   "token/s"), "min_tokens_per_s_per_user", "token/s")
+    X = interactivity_floor(min_tokens_per_s_per_user, max_tpot_s)
     if isinstance(deployments, pd.DataFrame) and "tokens_per_s_per_user" in deployments:
         return _on_frontier(deployments, X)
     if context_tokens is None:
@@ -165,6 +171,47 @@ def best_at(deployments: Any, min_tokens_per_s_per_user: float,
         raise TokenomicsError(f"no configuration reaches {X:g} tokens/s per user; the fastest "
                               f"gives {fastest:.4g} at batch 1")
     return OperatingPoint(max(pts, key=lambda r: r["tokens_per_s_per_device"]))
+
+
+def interactivity_floor(min_tokens_per_s_per_user: Any = None,
+                        max_tpot_s: Any = None) -> float:
+    r"""An interactivity service level as a floor in tokens/s per user [token/s].
+
+    Parameters
+    ----------
+    min_tokens_per_s_per_user : float or pint.Quantity, optional
+        A floor [token/s] (a number, or a Quantity of token/s), or a TPOT ceiling given as a
+        time Quantity (``tk.Q_(50, "ms")``: one token per 50 ms is 20 token/s per user).
+    max_tpot_s : float or pint.Quantity, optional
+        A TPOT ceiling [s]; exactly one of the two is given.
+
+    Returns
+    -------
+    float
+        :math:`X` [token/s], with :math:`X = 1 / \mathrm{TPOT}` for a ceiling: a decode
+        step emits one token per sequence, so a step time at most the TPOT is a speed at
+        least its inverse.
+
+    Raises
+    ------
+    TokenomicsError
+        For neither or both, a non-positive or non-finite value, or a Quantity that is
+        neither a speed nor a time.
+    """
+    from tokenomics.core.units import registry
+
+    if (min_tokens_per_s_per_user is None) == (max_tpot_s is None):
+        raise TokenomicsError("give the interactivity service level once: a floor "
+                              "min_tokens_per_s_per_user [token/s] or a ceiling max_tpot_s [s]")
+    if max_tpot_s is None and hasattr(min_tokens_per_s_per_user, "units"):
+        q = min_tokens_per_s_per_user
+        if registry().Quantity(1, str(q.units)).check("[time]"):
+            max_tpot_s, min_tokens_per_s_per_user = q, None
+    if max_tpot_s is not None:
+        t = V.single_amount(V.positive(max_tpot_s, "max_tpot_s", "s"), "max_tpot_s", "s")
+        return 1.0 / t
+    return V.single_amount(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user",
+                                      "token/s"), "min_tokens_per_s_per_user", "token/s")
 
 
 def _on_frontier(frontier: pd.DataFrame, X: float) -> OperatingPoint:
@@ -212,8 +259,21 @@ def _curves(deployments: Any, context_tokens: float, speculation: Any) -> list[D
         raise TokenomicsError(f"speculation must be a list of options (dicts, or None for plain "
                               f"decode), got {speculation!r}")
     specs = list(speculation) if speculation is not None else [None]
-    return [decode_curve(d, context_tokens, sp) for d in deployments_of(deployments)
-            for sp in specs]
+    curves, misfits = [], []
+    for d in deployments_of(deployments):
+        for sp in specs:
+            try:
+                curves.append(decode_curve(d, context_tokens, sp))
+            except DoesNotFitError as exc:
+                misfits.append(f"{deployment_label(d, sp)} ({exc})")
+    if misfits and not curves:
+        raise DoesNotFitError(f"no candidate fits one sequence of {context_tokens:g} tokens: "
+                              f"{'; '.join(misfits)}")
+    if misfits:
+        warnings.warn(f"skipped {len(misfits)} candidate(s) where not one sequence of "
+                      f"{context_tokens:g} tokens fits: {'; '.join(misfits)}", UserWarning,
+                      stacklevel=4)
+    return curves
 
 
 def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculation: Any,
@@ -247,9 +307,10 @@ def _curve_points_at(deployments: Any, X: float, context_tokens: float, speculat
     return out
 
 
-def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_tokens: float,
+def cheapest_at(deployments: Any, min_tokens_per_s_per_user: Any, context_tokens: float,
                 prices: dict[str, float] | None = None, speculation: Any = (None,),
-                efficiency: Any = "deployment", price_basis: Any = None) -> OperatingPoint:
+                efficiency: Any = "deployment", price_basis: Any = None, *,
+                max_tpot_s: Any = None) -> OperatingPoint:
     """The cheapest configuration that meets an interactivity floor [USD/Mtok].
 
     Each configuration runs at its largest whole batch whose tokens/s per user stays at or
@@ -259,6 +320,29 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     :data:`~tokenomics.economics.basis.DEFAULT_PRICE_BASIS`: neocloud, else hyperscaler,
     on-demand, latest); configurations without a price are skipped. Devices priced at
     different tiers warn (``UserWarning``).
+
+    Parameters
+    ----------
+    deployments : Deployment or iterable of Deployment
+        The candidates; those where not one sequence of ``context_tokens`` fits are skipped
+        with a ``UserWarning`` naming them.
+    min_tokens_per_s_per_user : float, pint.Quantity or None
+        The floor [token/s], or a TPOT ceiling as a time Quantity (``tk.Q_(50, "ms")``);
+        None with ``max_tpot_s`` (:func:`interactivity_floor`).
+    context_tokens : float
+        Tokens in each sequence's KV cache [token].
+    prices : dict, optional
+        USD per device-hour by hardware id [USD/hour]; other devices at the catalog's price
+        on ``price_basis``.
+    speculation : sequence of (dict or None)
+        Speculative-decoding options crossed with the deployments (see
+        :func:`~tokenomics.pareto.envelope.frontier`).
+    efficiency : {"calibrated", "roofline", "deployment"} or Efficiency
+        As in :func:`~tokenomics.pareto.envelope.frontier`.
+    price_basis : PriceBasis, str, sequence of str or None
+        Which catalog price a device is read at (:func:`~tokenomics.economics.basis.price_on_basis`).
+    max_tpot_s : float or pint.Quantity, optional
+        The service level as a TPOT ceiling [s] instead of a floor.
 
     Returns
     -------
@@ -271,6 +355,8 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     ------
     TokenomicsError
         When no priced configuration reaches the floor.
+    DoesNotFitError
+        When no candidate holds one sequence of ``context_tokens``.
 
     Examples
     --------
@@ -280,8 +366,7 @@ def cheapest_at(deployments: Any, min_tokens_per_s_per_user: float, context_toke
     >>> r.hardware in ("h100-sxm", "h200")
     True
     """
-    X = V.single_amount(V.positive(min_tokens_per_s_per_user, "min_tokens_per_s_per_user",
-                                   "token/s"), "min_tokens_per_s_per_user", "token/s")
+    X = interactivity_floor(min_tokens_per_s_per_user, max_tpot_s)
     deps = with_efficiency(deployments_of(deployments), efficiency)
     basis = as_price_basis(price_basis)
     priced = device_prices(deps, prices, basis)
