@@ -339,3 +339,24 @@ def test_clear_capacity_and_decode_errors():
         kv_waste_fraction_over_decode(161, 0, "paged")
     with pytest.raises(err, match="max_tokens=400 is smaller"):
         kv_waste_fraction_over_decode(161, 338, "paged", max_tokens=400)
+
+
+def test_waste_is_exact_at_a_prompt_of_a_quadrillion_tokens():
+    # the fuzz profile found -0.0027 at prompt_tokens=3.2e15: the held tokens were a
+    # difference of two sums near 1e31. By hand, 10 output tokens after a prompt of
+    # 3,202,682,074,960,066 (= 2 mod 16) fill lengths ending in 3..12 of a 16-token block,
+    # leaving 13 + 12 + ... + 4 = 85 slots empty out of 10 x 3.2e15 held
+    p = 3_202_682_074_960_066
+    held = 10 * p + 55
+    got = tk.kv_waste_fraction_over_decode(float(p), 10, "paged")
+    assert got == pytest.approx(85 / (held + 85), rel=1e-12)
+    assert 0 <= tk.kv_waste_fraction_over_decode(float(p), 10, "contiguous",
+                                                  max_tokens=float(p + 10)) < 1e-14
+
+
+@given(p=st.integers(0, 5000), o=st.integers(1, 3000), b=st.integers(1, 64))
+def test_paged_waste_equals_a_step_by_step_count(p, o, b):
+    n = np.arange(p + 1, p + o + 1)
+    reserved = (np.ceil(n / b) * b).sum()
+    assert tk.kv_waste_fraction_over_decode(p, o, "paged", block_tokens=b) == pytest.approx(
+        1 - n.sum() / reserved, rel=1e-12, abs=1e-15)

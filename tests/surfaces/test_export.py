@@ -13,7 +13,8 @@ import pytest
 import sympy as sp
 
 import tokenomics as tk
-from tokenomics.surfaces.export import export_sizing_sheet, export_table_csv, spreadsheet_formula
+from tokenomics.surfaces.export import export_sizing_sheet, spreadsheet_formula
+from tokenomics.surfaces.tables import export_table_csv
 
 # --------------------------------------------------------------------------------------------
 # A small, safe spreadsheet evaluator (tests only): + - * / ^, comparisons, parentheses, A1
@@ -321,7 +322,7 @@ def test_changing_the_context_recomputes(case):
 
 
 def test_outputs_are_formulas_of_inputs(case):
-    _dep, _b, _c, sheet = case
+    dep, _b, _c, sheet = case
     section = None
     for label, value, unit, _note in sheet.rows[1:]:
         if value == "":
@@ -332,9 +333,12 @@ def test_outputs_are_formulas_of_inputs(case):
             assert unit
         elif section == "Outputs":
             assert value.startswith("="), label
-            # Only cell references, operators, functions and the identity's constants.
+            # Only cell references, operators, functions and the identity's constants: the
+            # layout's tp and pp (structural, not inputs) and the grouped GEMM tile's 4th power
             consts = re.findall(r"(?<![A-Z0-9.])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?", value[1:])
-            assert set(consts) <= {"0", "1", "3600", "1000000"}, (label, value)
+            allowed = {"0", "1", "3600", "1000000", "4", str(dep.tp), str(dep.pp),
+                       str(dep.tp * dep.pp)}
+            assert set(consts) <= allowed, (label, value)
     for label in ("step time", "fits", "max batch", "roofline time", "tokens/s per device"):
         assert sheet.formula(label).startswith("=")
     assert sheet.formula("fits").startswith("=IF(")
@@ -347,10 +351,14 @@ def test_operator_times_come_from_the_sympy_form(tmp_path):
     s = Sheet(export_sizing_sheet(tmp_path / "s.csv", d, 4, 1024))
     f = s.formula("lm_head: time")
     a = s.addr
-    assert f == (f"=MAX({a['lm_head: FLOPs per sequence per device']}*{a['micro-batch']}/"
-                 f"{a['achievable FLOP/s']},({a['lm_head: fixed bytes per device']}+"
-                 f"{a['lm_head: bytes per sequence per device']}*{a['micro-batch']})/"
-                 f"{a['achievable bandwidth']})")
+    # the engine's law: max(tc, tm) + (1 - overlap) min(tc, tm), tc = F1 b / (P s), tm =
+    # (Q0 + Q1 b) / beta, each a reference to its own input or output cell
+    tc = (f"{a['lm_head: FLOPs per sequence per device']}*{a['micro-batch']}/"
+          f"({a['lm_head: fraction of MFU']}*{a['achievable FLOP/s']})")
+    tm = (f"({a['lm_head: fixed bytes per device']}+"
+          f"{a['lm_head: bytes per sequence per device']}*{a['micro-batch']})/"
+          f"{a['achievable bandwidth']}")
+    assert f == f"=(1-{a['operator overlap']})*MIN({tm},{tc})+MAX({tm},{tc})"
     # Per-operator rows equal operator_table's times.
     t = tk.operator_table(d, "decode", batch=4, context_tokens=1024).set_index("operator")
     v = s.evaluate()

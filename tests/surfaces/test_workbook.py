@@ -15,12 +15,22 @@ openpyxl = pytest.importorskip("openpyxl")
 formulas = pytest.importorskip("formulas")
 
 FP8 = dict(weight_dtype="fp8", compute_dtype="fp8", kv_dtype="fp8")
+CAL = tk.efficiency_presets()["calibrated"]
 DEPS = {
     "single": tk.Deployment("llama-3.1-8b", "h100-sxm"),
     "tp4": tk.Deployment("llama-3.1-70b", "h200", tp=4, **FP8),
     "tp4-pp2": tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4, pp=2, comm_overlap=0.5),
     "moe-tp8": tk.Deployment("deepseek-v3", "h200", tp=8, weight_dtype="fp8",
                              compute_dtype="fp8"),
+    # issue 26: the calibrated forecast (operator overlap, attention and FP4 scales, the
+    # grouped expert GEMM's tile, the EP load, host time per token, hidden collectives):
+    # a dense, a small-expert MoE, an MLA MoE at EP8 and a TP8 dense replica
+    "cal-dense": tk.Deployment("llama-3.1-70b", "h200", tp=2, efficiency=CAL),
+    "cal-moe": tk.Deployment("qwen3-30b-a3b", "b200", weight_dtype="nvfp4", compute_dtype="nvfp4",
+                             kv_dtype="fp8", efficiency=CAL),
+    "cal-mla-ep8": tk.Deployment("deepseek-v3", "b200", tp=8, ep=8, weight_dtype="fp8",
+                                 compute_dtype="fp8", efficiency=CAL, engine="sglang"),
+    "cal-tp8": tk.Deployment("llama-3.1-8b", "h100-sxm", tp=8, efficiency=CAL, engine="vllm"),
 }
 BATCH, CTX, PRICE = 16, 4096, 2.5
 REL = 1e-9
@@ -134,3 +144,28 @@ def test_libreoffice_computes_the_same_step_time(book, tmp_path):
         got = {r[0]: r[1] for r in calc[sh].iter_rows(values_only=True)}
         assert got["step time"] == pytest.approx(tk.decode(dep, BATCH, CTX).step_time_s,
                                                  rel=REL)
+
+
+def test_pandas_reads_the_library_s_numbers_without_a_spreadsheet_program(book):
+    # issue 26: every output read NaN in pandas (and None in openpyxl data_only) until a
+    # spreadsheet program recalculated the file; each formula now carries its value
+    import pandas as pd
+    path, wb, _m = book
+    for key, dep in DEPS.items():
+        t = pd.read_excel(path, sheet_name=_sheet(wb, key)).set_index("label").value
+        r = tk.decode(dep, BATCH, CTX, on_oom="mark")
+        assert float(t["step time"]) == pytest.approx(r.step_time_s, rel=REL), key
+        assert float(t["tokens/s per device"]) == pytest.approx(r.tokens_per_s_per_device,
+                                                                rel=REL), key
+        assert float(t["max batch"]) == tk.max_batch(dep, CTX)
+    cmp = pd.read_excel(path, sheet_name="compare").set_index("output")
+    assert cmp.drop(columns="unit").loc["step time"].notna().all()
+
+
+def test_the_layout_is_not_an_input_cell(book):
+    # issue 26: the TP cell was a yellow input; editing 2 -> 4 doubled the devices and
+    # nothing else. tp and pp are now constants of the formulas, stated in the Deployment rows
+    _p, wb, _m = book
+    for sheet in wb.sheetnames[1:-1]:
+        labels = [r[0] for r in wb[sheet].iter_rows(values_only=True)]
+        assert "tp" not in labels and "pp" not in labels and "layout" in labels

@@ -54,7 +54,6 @@ References
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -66,7 +65,6 @@ from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import Result, to_array
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
-from tokenomics.physics.formulas import span_sum
 from tokenomics.physics.memory import (
     activation_workspace_bytes_per_token,
     kv_per_sequence_bytes,
@@ -439,11 +437,15 @@ def kv_waste_fraction(lengths: Any, policy: Policy, max_tokens: Any = None,
     return V.scalar_or_array(np.broadcast_to(w, shape).copy())
 
 
-def _paged_token_sum(n: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:math:`\\sum_{k=1}^{N} \\lceil k/b \\rceil b = b^2 q(q+1)/2 + r(q+1)b`, N = qb + r."""
+def _paged_padding_sum(n: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Empty slots of the last block summed over sequence lengths 1..N:
+    :math:`\\sum_{k=1}^{N} (\\lceil k/b \\rceil b - k) = q\\,b(b-1)/2 + r b - r(r+1)/2`,
+    N = qb + r (a full block cycle pads :math:`0 + 1 + \\dots + (b-1)`; the first r lengths of
+    the next pad :math:`b - k` each). Exact in doubles up to :math:`2^{53}`, unlike the
+    difference of two sums of reserved slots near :math:`N^2`."""
     q = np.floor_divide(n, b)
     r = n - q * b
-    return b * b * q * (q + 1) / 2 + r * (q + 1) * b
+    return q * b * (b - 1) / 2 + r * b - r * (r + 1) / 2
 
 
 def kv_waste_fraction_over_decode(prompt_tokens: Any, output_tokens: Any, policy: Policy,
@@ -497,8 +499,9 @@ def kv_waste_fraction_over_decode(prompt_tokens: Any, output_tokens: Any, policy
     o = V.counts(output_tokens, "output_tokens", minimum=1, unit="token")
     b = _blocks(block_tokens)
     end = p + o
-    # Tokens held summed over the steps, p + 1 .. p + o: the full-attention span sum.
-    held = span_sum("full", math.inf, end) - span_sum("full", math.inf, p)
+    # Tokens held summed over the steps, p + 1 .. p + o, written without a difference of two
+    # large sums (at a 10^15-token prompt that difference lost every digit)
+    held = o * p + o * (o + 1) / 2
     if max_tokens is None:
         if pol == "contiguous":
             raise TokenomicsError(
@@ -516,12 +519,12 @@ def kv_waste_fraction_over_decode(prompt_tokens: Any, output_tokens: Any, policy
                 f"{V.fmt(e)} [token]; use max_tokens >= {V.fmt(e)}")
     if pol == "contiguous":
         assert m is not None
-        reserved = o * m + 0 * b
+        empty = o * ((m - p) - (o + 1) / 2) + 0 * b          # o M - held, no cancellation
     else:
-        reserved = _paged_token_sum(end, b) - _paged_token_sum(p, b)
+        empty = _paged_padding_sum(end, b) - _paged_padding_sum(p, b)
         if m is not None:
-            reserved = reserved + 0 * m
-    return V.scalar_or_array((reserved - held) / reserved)
+            empty = empty + 0 * m
+    return V.scalar_or_array(empty / (held + empty))
 
 
 @dataclass(frozen=True, repr=False)

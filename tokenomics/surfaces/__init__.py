@@ -86,7 +86,7 @@ _EXPORTS = {
     "inline": ".docstrings",
     "block": ".docstrings",
     "ProgressBar": ".terminal",
-    "export_table_csv": ".export",
+    "export_table_csv": ".tables",
     "GB": ".plots",
     "plot_roofline": ".plots",
     "plot_frontier": ".plots",

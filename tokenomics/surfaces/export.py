@@ -5,20 +5,30 @@ Notes
 :func:`export_sizing_sheet` writes a CSV a spreadsheet (Excel, LibreOffice, Google Sheets)
 opens as a worksheet of four columns: **label**, **value**, **unit**, **note**. Row 1 is the
 header; every value cell is ``B<row>``. Input cells hold plain numbers; output cells hold
-spreadsheet formulas (``=MAX(B40*B31/B25,(B41+B42*B31)/B26)``) referencing the inputs by A1
+spreadsheet formulas (``=(1-B16)*MIN(...)+MAX(...)``) referencing the inputs by A1
 address, so changing the batch, the bandwidth or the context recomputes the sheet.
 
 The formulas are printed from SymPy expressions over symbols named after cells (the rows
-and the printer are :mod:`tokenomics.surfaces.spreadsheet`'s): each operator's time is
-:func:`tokenomics.pareto.symbolic.roofline_step_time` with the operator's coefficients substituted.
-The sheet models one decode step (one new token per sequence) per device, as
-:func:`tokenomics.decode` does:
+and the printer are :mod:`tokenomics.surfaces.spreadsheet`'s), and each formula's value at
+the exported inputs is kept beside it (written into the .xlsx, so readers that do not
+recompute read numbers). The sheet models one decode step (one new token per sequence) per
+device by the step engine's own law (:mod:`tokenomics.physics.engine`), for whatever
+efficiency the deployment carries, the calibrated forecast included:
 
 .. math::
-   t = \\sum_o \\max\\!\\left(\\frac{F_{1,o}\\, b}{P\\,\\mathrm{MFU}},
-       \\frac{Q_{0,o} + Q_{1,o}\\, b}{\\beta\\,\\mathrm{MBU}}\\right)
+   t = \\sum_o \\left[\\max(t_{c,o}, t_{m,o}) + (1 - v) \\min(t_{c,o}, t_{m,o})\\right]
        + t_\\mathrm{comm} - \\min(\\omega\\, t_\\mathrm{comm}, t_\\mathrm{roof})
-       + t_\\mathrm{overhead}, \\qquad b = B / pp.
+       + t_\\mathrm{overhead} + t_\\mathrm{tok} B / d, \\qquad b = B / pp,
+
+with :math:`t_{c,o} = \\ell_o F_{1,o} b / (P a\\,\\mathrm{MFU}\\, s_o)` (the attention core at
+its own format's peak), :math:`t_{m,o} = (Q_{0,o} + Q_{1,o} b + (\\ell_o - 1) Q_{1,o} b) /
+(\\beta\\,\\mathrm{MBU})`, :math:`a` the device's achievable share of its peak, :math:`s_o`
+the operator's fraction of MFU (for the routed experts times the grouped GEMM's tile term at
+:math:`m = b k / (E (1 - (1 - k/E)^b))` tokens per distinct expert), :math:`\\ell_o` the
+busiest expert-parallel rank's load (1 elsewhere), :math:`v` the operator overlap,
+:math:`\\omega` the hidden share of the collectives and :math:`t_\\mathrm{tok}` the host time
+per sampled token over :math:`d` attention data-parallel ranks. At the roofline preset
+:math:`a = s_o = v = 1` and the host and overhead terms are 0.
 
 What is exact and what is fixed at export
 -----------------------------------------
@@ -36,7 +46,8 @@ What is exact and what is fixed at export
   affine at five batches; an automatic all-reduce is the ``MIN`` over its four algorithms,
   as the library takes the fastest. Zero for ``tp = pp = 1``.
 * Structural, not live: ``tp``, ``pp``, formats and the model. The per-device coefficients
-  already include the ``tp`` split; changing the ``tp`` cell does not re-shard.
+  already include the ``tp`` split, so ``tp`` and ``pp`` are constants of the formulas
+  (stated in the Deployment rows), not input cells: re-export to change the layout.
 
 References
 ----------
@@ -53,16 +64,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from tokenomics.core import checks as V
-from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.core.dtypes import bytes_per_element, dtype
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics import formulas as F
 from tokenomics.physics.collectives import step_comm
-from tokenomics.physics.engine import overhead_s
+from tokenomics.physics.engine import (
+    achievable_factor,
+    compute_scale,
+    expert_load_factor,
+    operator_scale,
+    overhead_s,
+    weight_only,
+)
 from tokenomics.physics.kv import kv_bytes_per_token_per_layer
 from tokenomics.physics.memory import (
     activation_workspace_bytes_per_token,
@@ -74,8 +91,7 @@ from tokenomics.surfaces.spreadsheet import HEADER, Worksheet, spreadsheet_formu
 
 # HEADER and spreadsheet_formula live in tokenomics.surfaces.spreadsheet; kept here too, as in
 # release 0.1 (``from tokenomics.surfaces.export import spreadsheet_formula``).
-__all__ = ["HEADER", "export_sizing_sheet", "export_table_csv", "sizing_sheet",
-           "spreadsheet_formula"]
+__all__ = ["HEADER", "export_sizing_sheet", "sizing_sheet", "spreadsheet_formula"]
 
 # --------------------------------------------------------------------------------------------
 # Coefficients read off step_costs
@@ -172,7 +188,8 @@ def export_sizing_sheet(path: str | os.PathLike[str], dep: Deployment, batch: in
     operator's FLOPs per sequence and fixed/per-sequence bytes per device, MoE experts,
     each collective's fixed and per-sequence time, overhead, price, TDP) and an *Outputs* section (formulas: ridge point,
     micro-batch, KV tokens held, attention work, one row per operator time
-    ``MAX(compute, memory)``, the roofline ``SUM``, each collective's time and their sum,
+    ``MAX(compute, memory) + (1 - overlap) MIN(compute, memory)``, the roofline ``SUM``, each
+    collective's time and their sum,
     exposed communication, step time,
     tokens/s per user and per device, KV bytes, memory total and usable, ``fits``
     (``IF(total<=usable,1,0)``), ``max batch`` (``INT``), USD per million tokens, joules per
@@ -259,6 +276,7 @@ class _SizingSheet(Worksheet):
                       for b in _PROBE}
         self.core: tuple[Any, Any] = (None, None)
         self.comm: list[tuple[str, list[tuple[Any, Any]]]] = []
+        self.scale: dict[str, Any] = {}     # operator -> its fraction-of-MFU cell
 
     @property
     def mla(self) -> bool:
@@ -305,26 +323,43 @@ def _deployment_rows(s: _SizingSheet) -> None:
            f"{dep.weight_dtype} / {dep.expert_dtype} / {dep.kv_dtype} / {dep.act_dtype} / "
            f"{dep.compute_dtype}")
     s.text("layout", f"tp={dep.tp} pp={dep.pp} ep={dep.ep} dp_attention={dep.dp_attention}",
-           "per-device coefficients below already include the tp split")
+           "per-device coefficients below already include the tp split; tp and pp are "
+           "constants of the formulas (re-export to change the layout)")
+    s.text("efficiency", dep.efficiency.label, "MFU, MBU, overlaps, operator scales and "
+           "overheads below are this efficiency's (edit them as inputs)")
 
 
 def _device_inputs(s: _SizingSheet) -> None:
-    """The device and the point: peak, MFU, bandwidth, MBU, capacity, layout, batch, context."""
+    """The device and the point: peaks, MFU, bandwidth, MBU, capacity, batch, context."""
+    import sympy as sp
+
     dep, c = s.dep, s.c
     hw, eff = dep.hardware, dep.efficiency
     s.section("Inputs", "plain values: edit them and the outputs recompute")
     c["P"] = s.value("peak FLOP/s", hw.peak(dep.compute_dtype), "FLOP/s",
                      f"dense peak of one device at {dep.compute_dtype}")
+    c["Patt"] = s.value("attention peak FLOP/s", dep.attention_peak_flop_per_s(), "FLOP/s",
+                        f"dense peak at {dep.attention_dtype}, the wider of the compute and KV "
+                        "formats (the attention core computes at it)")
     c["mfu"] = s.value("MFU", eff.mfu, "1", "achieved fraction of peak FLOP/s")
+    c["ag"] = s.value("achievable share of the peak", achievable_factor(
+        hw.achievable_share(dep.compute_dtype), eff), "1",
+        "the device's measured matmul rate over its datasheet peak, as the efficiency applies "
+        "it (1 at the bound)")
+    c["aa"] = s.value("achievable share of the attention peak", achievable_factor(
+        hw.achievable_share(dep.attention_dtype), eff), "1", "as above, at the attention format")
     c["bw"] = s.value("memory bandwidth", hw.mem_bw_bytes_per_s, "B/s", "peak, one device")
     c["mbu"] = s.value("MBU", eff.mbu, "1", "achieved fraction of peak bandwidth")
+    c["v"] = s.value("operator overlap", eff.overlap, "1",
+                     "share of the shorter of an operator's compute and memory times hidden "
+                     "behind the longer (1 at the bound)")
     c["cap"] = s.value("memory capacity", hw.mem_usable_bytes, "B",
                        "one device, usable: driver-visible (physical where not published)")
     c["frac"] = s.value("usable memory fraction", dep.usable_memory_fraction, "1",
                         "vLLM gpu_memory_utilization")
-    c["tp"] = s.value("tp", dep.tp, "devices",
-                      "tensor parallel (structural: re-export to change)")
-    c["pp"] = s.value("pp", dep.pp, "stages", "pipeline stages (structural: re-export to change)")
+    # tp and pp are structural (they re-shard every coefficient and change the collectives):
+    # constants of the formulas, stated in the Deployment section, not input cells
+    c["tp"], c["pp"] = sp.Integer(dep.tp), sp.Integer(dep.pp)
     c["B"] = s.value("batch", s.B, "sequences", "concurrent sequences on the replica")
     c["C"] = s.value("context tokens", s.C, "token", "tokens in each sequence's KV cache")
 
@@ -390,6 +425,7 @@ def _operator_inputs(s: _SizingSheet) -> None:
     costs, tp = s.costs, s.dep.tp
     for name in costs[1.0]:
         if name == "attn_core":          # written as formulas of the context (outputs)
+            s.scale[name] = _operator_scale_cells(s, name, costs[1.0][name])
             s.ops.append((name, None, None, None))
             continue
         if all(not np.any(costs[b][name].flops) and not np.any(costs[b][name].bytes)
@@ -399,6 +435,7 @@ def _operator_inputs(s: _SizingSheet) -> None:
         if not _close(f0, 0.0, 1e-12) and abs(f0) > 1e-6 * max(abs(f1), 1.0):
             raise TokenomicsError(f"internal: {name} FLOPs have a batch-independent part")
         F1 = s.value(f"{name}: FLOPs per sequence per device", f1, "FLOP")
+        s.scale[name] = _operator_scale_cells(s, name, costs[1.0][name])
         if name == "moe_experts" and s.dep.model.moe is not None:
             Q0, Q1 = _expert_bytes(s)
         else:
@@ -408,6 +445,30 @@ def _operator_inputs(s: _SizingSheet) -> None:
             Q1 = s.value(f"{name}: bytes per sequence per device", q1, "B",
                          "activations, gathered rows")
         s.ops.append((name, F1, Q0, Q1))
+
+
+def _operator_scale_cells(s: _SizingSheet, name: str, op: Any) -> Any:
+    """An operator's fraction of MFU (:func:`~tokenomics.physics.engine.compute_scale`) as a
+    cell, and for the routed experts the grouped GEMM's terms: a cell each, combined in the
+    outputs with the tokens per distinct expert at the micro-batch."""
+    dep, eff = s.dep, s.dep.efficiency
+    if name != "moe_experts" or dep.model.moe is None:
+        return s.value(f"{name}: fraction of MFU", float(np.asarray(compute_scale(dep, op))),
+                       "1", "attention_mfu_scale, fp4_mfu_scale or mixed_input_mfu_scale as "
+                       "they apply (1 at the bound)")
+    base = operator_scale(name, eff, dtype(dep.compute_dtype).peak == "fp4",
+                          dtype(dep.attention_dtype).peak == "fp4", None,
+                          weight_only(dep, name))
+    s.c["e_base"] = s.value("moe_experts: fraction of MFU before the grouped GEMM's terms",
+                            float(base), "1", "fp4_mfu_scale or mixed_input_mfu_scale as "
+                            "they apply")
+    s.c["e_half"] = s.value("expert half tokens", eff.expert_half_tokens, "token",
+                            "tokens per expert at half efficiency (0: off)")
+    s.c["e_tile"] = s.value("expert tile tokens", eff.expert_tile_tokens, "token",
+                            "rows of a grouped-GEMM tile, computed whole (0: off)")
+    s.c["e_load"] = s.value("expert load factor", float(expert_load_factor(dep)), "1",
+                            "the busiest expert-parallel rank's routed load over the mean")
+    return None
 
 
 def _expert_bytes(s: _SizingSheet) -> tuple[Any, Any]:
@@ -429,6 +490,7 @@ def _expert_bytes(s: _SizingSheet) -> tuple[Any, Any]:
         raise TokenomicsError("internal: expert bytes are not per distinct expert")
     E = s.value("routed experts", moe.num_experts, "experts")
     k = s.value("experts per token (top-k)", moe.top_k, "experts")
+    s.c["E"], s.c["k"] = E, k
     we = s.value("moe_experts: weight bytes per distinct expert per device",
                  per_expert[1.0], "B", "all MoE layers; the step reads the expected "
                  "distinct experts E(1-(1-k/E)^b) of its b tokens (exact, uniform "
@@ -449,6 +511,10 @@ def _step_inputs(s: _SizingSheet, price: float | None, price_note: str) -> None:
                            "comm_overlap)(1 - efficiency collective_overlap); 1 at the bound")
     c["ovh"] = s.value("overhead per step", overhead_s(dep), "s",
                        "step overhead + layers x layer overhead")
+    c["tok"] = s.value("host time per sampled token", dep.efficiency.token_overhead_s, "s",
+                       "sampling, detokenising and scheduling, per token the step samples")
+    c["dp"] = s.value("attention data-parallel ranks", dep.dp_attention, "ranks",
+                      "schedulers sharing the host work")
     c["price"] = (s.value("price per device-hour", price, "USD/hour", price_note)
                   if price is not None else None)
     c["tdp"] = s.value("TDP", hw.tdp_w, "W", "one device") if hw.tdp_w is not None else None
@@ -503,7 +569,10 @@ def _rate_outputs(s: _SizingSheet) -> None:
     c = s.c
     s.section("Outputs", "formulas of the inputs")
     c["n"] = s.formula("devices", c["tp"] * c["pp"], "devices", "tp x pp")
-    c["Pa"] = s.formula("achievable FLOP/s", c["P"] * c["mfu"], "FLOP/s", "peak x MFU")
+    c["Pa"] = s.formula("achievable FLOP/s", c["P"] * c["ag"] * c["mfu"], "FLOP/s",
+                        "peak x achievable share x MFU")
+    c["Paa"] = s.formula("achievable attention FLOP/s", c["Patt"] * c["aa"] * c["mfu"],
+                         "FLOP/s", "attention peak x achievable share x MFU")
     c["bwa"] = s.formula("achievable bandwidth", c["bw"] * c["mbu"], "B/s", "bandwidth x MBU")
     s.formula("ridge point", c["P"] / c["bw"], "FLOP/B",
               "peak / bandwidth (tokenomics.ridge_point)")
@@ -558,32 +627,60 @@ def _attention_outputs(s: _SizingSheet) -> None:
 
 
 def _time_outputs(s: _SizingSheet) -> None:
-    """Each operator's roofline time, their sum, exposed communication, step and rates."""
+    """Each operator's time by the engine's law, their sum, exposed communication, host
+    work, step and rates."""
     import sympy as sp
 
-    from tokenomics.pareto.symbolic import roofline_step_time
-
     c = s.c
-    rt = roofline_step_time()
-    sym = {x.name: x for x in rt.free_symbols}
     cells = []
     for name, F1, Q0, Q1 in s.ops:
         if name == "attn_core":
             F1, Q0, Q1 = c["F1c"], sp.Integer(0), c["Q1c"]
-        expr = rt.xreplace({sym["B"]: c["b"], sym["F1"]: F1, sym["P"]: c["Pa"], sym["Q0"]: Q0,
-                            sym["Q1"]: Q1, sym["beta_m"]: c["bwa"]})
+        peak = c["Paa"] if name == "attn_core" else c["Pa"]
+        scale, load = s.scale.get(name), sp.Integer(1)
+        if scale is None:                  # the routed experts: the grouped GEMM's terms
+            scale, load = _expert_scale(s), c["e_load"]
+        tc = load * F1 * c["b"] / (peak * scale)
+        tm = (Q0 + Q1 * c["b"] + (load - 1) * Q1 * c["b"]) / c["bwa"]
+        expr = sp.Max(tc, tm) + (1 - c["v"]) * sp.Min(tc, tm)
         cells.append(s.formula(f"{name}: time", expr.xreplace({_B(): c["b"]}), "s",
-                               "max(compute, memory) of the operator (roofline_step_time)"))
+                               "max(compute, memory) + (1 - overlap) min(compute, memory) "
+                               "(tokenomics.physics.engine.operator_time)"))
+    parts = [s.number(x) for x in cells]
     roof = s.formula("roofline time", f"=SUM({cells[0]}:{cells[-1]})", "s",
-                     "sum over operators of max(compute, memory)")
+                     "sum over operators", cached=sum(parts) if None not in parts else None)
     comm = _comm_outputs(s)
     comm_x = s.formula("exposed communication", comm - sp.Min(c["overlap"] * comm, roof), "s",
                        "communication minus what overlap hides")
-    step = s.formula("step time", roof + comm_x + c["ovh"], "s",
+    host = s.formula("host time per step", c["tok"] * c["B"] / c["dp"], "s",
+                     "host time per sampled token x batch / attention DP ranks")
+    step = s.formula("step time", roof + comm_x + c["ovh"] + host, "s",
                      "tokenomics.decode step_time_s")
     c["tps"] = s.formula("tokens/s per device", c["B"] / step / c["n"], "token/s",
                          "batch / step / devices")
     s.formula("tokens/s per user", 1 / step, "token/s", "1 / step")
+
+
+def _expert_scale(s: _SizingSheet) -> Any:
+    """The routed experts' fraction of MFU at the micro-batch: the base scale times the
+    grouped GEMM's efficiency at :math:`m = b k / (E (1 - (1 - k/E)^b))` tokens per distinct
+    expert (:func:`~tokenomics.physics.engine.grouped_gemm_efficiency`)."""
+    c = s.c
+    m = c["b"] * c["k"] / F.distinct_experts(c["E"], c["k"], c["b"])
+    out = c["e_base"]
+    eff = s.dep.efficiency
+    if eff.expert_half_tokens > 0:
+        out = out * m / (m + c["e_half"])
+    if eff.expert_tile_tokens > 0:
+        out = out * m / (m ** 4 + c["e_tile"] ** 4) ** _quarter()
+    return out
+
+
+def _quarter() -> Any:
+    """The exponent 1/4 as an exact SymPy rational (so the formula prints ``^(1/4)``)."""
+    import sympy as sp
+
+    return sp.Rational(1, 4)
 
 
 def _comm_outputs(s: _SizingSheet) -> Any:
@@ -599,7 +696,7 @@ def _comm_outputs(s: _SizingSheet) -> Any:
                                + ("; the fastest all-reduce algorithm" if len(terms) > 1 else "")))
     if not kinds:
         return s.formula("communication time per step", "=0", "s",
-                         "no collectives (tp = pp = 1)")
+                         "no collectives (tp = pp = 1)", cached=0.0)
     return s.formula("communication time per step", sum(kinds), "s",
                      "sum over collectives (tokenomics.step_comm)")
 
@@ -615,7 +712,9 @@ def _memory_outputs(s: _SizingSheet) -> None:
     total = s.formula("memory total per device", c["W"] + kv_dev + ws + c["R"], "B",
                       "weights + KV + workspace + reserve (tokenomics.memory_fit)")
     usable = s.formula("usable memory per device", c["cap"] * c["frac"], "B")
-    s.formula("fits", f"=IF({total.name}<={usable.name},1,0)", "1", "1 if it fits")
+    t, u = s.number(total), s.number(usable)
+    s.formula("fits", f"=IF({total.name}<={usable.name},1,0)", "1", "1 if it fits",
+              cached=None if t is None or u is None else float(t <= u))
     s.formula("max batch",
               sp.floor(sp.Max(usable - c["W"] - c["R"] - c["ws_fix"], 0)
                        / (kv_seq + c["ws_seq"])), "sequences", "tokenomics.max_batch")
@@ -625,8 +724,10 @@ def _cost_outputs(s: _SizingSheet) -> None:
     """USD per million tokens and joules per token, or a note row saying what is missing."""
     c, hw = s.c, s.dep.hardware
     if c["price"] is not None:
+        pr, tps = s.number(c["price"]), s.number(c["tps"])
         s.formula("cost per million tokens", f"={c['price'].name}/3600/{c['tps'].name}*1000000",
-                  "USD/Mtok", "price / 3600 / (tokens/s per device) x 1e6")
+                  "USD/Mtok", "price / 3600 / (tokens/s per device) x 1e6",
+                  cached=pr / 3600 / tps * 1e6 if pr is not None and tps else None)
     else:
         s.section("cost per million tokens", f"no rental price for {hw.id} in the catalog: "
                   "pass usd_per_device_hour")
@@ -656,64 +757,3 @@ def _B() -> Any:
     import sympy as sp
 
     return sp.Symbol("_microbatch", nonnegative=True)
-
-
-# --------------------------------------------------------------------------------------------
-# Plain tables
-# --------------------------------------------------------------------------------------------
-def export_table_csv(df: pd.DataFrame, path: str | os.PathLike[str],
-                     index: bool = False) -> Path:
-    """Write a DataFrame as a plain CSV of values.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Any table (e.g. ``decode(...).to_frame()``, :func:`tokenomics.pareto.envelope`). Units
-        belong in the column names (``step_time_s``), not in the cells.
-    path : str or path-like
-    index : bool
-        Write the index as the first column (default False).
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    TokenomicsError
-        ``df`` is not a DataFrame, or a cell holds a unit-carrying quantity (convert it to a
-        magnitude and put the unit in the column name).
-    OSError
-        The path cannot be written.
-
-    Notes
-    -----
-    Floats are written with full precision (``repr``, the shortest string that reads back
-    to the same double), so ``pandas.read_csv`` returns the same numbers; no thousands
-    separators, no units, no rounding.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"batch": [1, 2], "step_time_s": [1 / 3, 0.1 + 0.2]})
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     p = export_table_csv(df, os.path.join(tmp, "t.csv"))
-    ...     back = pd.read_csv(p)
-    >>> bool((back.step_time_s == df.step_time_s).all())
-    True
-    """
-    if not isinstance(df, pd.DataFrame):
-        raise TokenomicsError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    if not isinstance(path, (str, os.PathLike)):
-        raise TokenomicsError(f"path must be a file path (str or pathlib.Path), got "
-                              f"{type(path).__name__} {path!r}")
-    for col in df.columns:
-        if df[col].dtype == object and any(hasattr(v, "units") and hasattr(v, "magnitude")
-                                           for v in df[col]):
-            raise TokenomicsError(
-                f"column {col!r} holds quantities with units; write magnitudes and put the "
-                "unit in the column name (e.g. 'step_time_s')")
-    out = Path(path)
-    df.to_csv(out, index=index, float_format=lambda v: repr(float(v)))
-    return out

@@ -128,6 +128,7 @@ class _Row:
     value: Any
     unit: str = ""
     note: str = ""
+    cached: float | None = None     # a formula's value at the exported inputs
 
 
 class Worksheet:
@@ -157,6 +158,12 @@ class Worksheet:
 
     def __init__(self) -> None:
         self.rows: list[_Row] = []
+        self._numbers: dict[Any, float] = {}      # cell symbol -> its number
+
+    def number(self, cell: Any) -> float | None:
+        """The number a cell holds at the exported inputs: an input's value or a formula's
+        cached value (None for a formula given as a string without one)."""
+        return self._numbers.get(cell)
 
     def _add(self, row: _Row) -> str:
         if row.value is not None and any(r.label == row.label for r in self.rows
@@ -188,15 +195,31 @@ class Worksheet:
         v = float(v)
         if not math.isfinite(v):
             raise TokenomicsError(f"{label} is {v!r}; a sheet cell needs a finite number")
-        return sp.Symbol(self._add(_Row(label, v, unit, note)), nonnegative=True)
+        sym = sp.Symbol(self._add(_Row(label, v, unit, note)), nonnegative=True)
+        self._numbers[sym] = v
+        return sym
 
-    def formula(self, label: str, expr: Any, unit: str, note: str = "") -> Any:
+    def formula(self, label: str, expr: Any, unit: str, note: str = "",
+                cached: float | None = None) -> Any:
         """An output: a SymPy expression of earlier cells (or a formula string ``"=..."``),
-        in ``unit``; returns its cell's symbol."""
+        in ``unit``; returns its cell's symbol.
+
+        The formula's value at the exported inputs is kept beside it (``cached``: what a
+        spreadsheet program would compute, written into the file so that readers that do not
+        recompute, such as pandas, read numbers): a SymPy expression is evaluated over the
+        earlier cells' numbers; a string formula takes ``cached`` from the caller.
+        """
         import sympy as sp
 
-        f = expr if isinstance(expr, str) else spreadsheet_formula(expr)
-        return sp.Symbol(self._add(_Row(label, f, unit, note)), nonnegative=True)
+        if isinstance(expr, str):
+            f, value = expr, cached
+        else:
+            f = spreadsheet_formula(expr)
+            value = _evaluate(expr, self._numbers)
+        sym = sp.Symbol(self._add(_Row(label, f, unit, note, value)), nonnegative=True)
+        if value is not None:
+            self._numbers[sym] = value
+        return sym
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the sheet as CSV (UTF-8, :data:`HEADER` first); returns the path.
@@ -211,6 +234,15 @@ class Worksheet:
             for r in self.rows:
                 w.writerow([r.label, _cell(r.value), r.unit, r.note])
         return out
+
+
+def _evaluate(expr: Any, numbers: dict[Any, float]) -> float | None:
+    """A SymPy expression of cells at the cells' numbers (None where one is unknown)."""
+    missing = expr.free_symbols - numbers.keys()
+    if missing:
+        return None
+    v = float(expr.xreplace({s: numbers[s] for s in expr.free_symbols}))
+    return v if math.isfinite(v) else None
 
 
 def _cell(v: Any) -> str:

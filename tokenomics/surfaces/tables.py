@@ -7,12 +7,14 @@ opens in a spreadsheet as numbers.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tokenomics.core import PEAK_KEYS, NotPublishedError
+from tokenomics.core import PEAK_KEYS, NotPublishedError, TokenomicsError
 from tokenomics.data import Hardware, default_catalog
 from tokenomics.physics import kv_bytes_per_token, param_count, ridge_point
 
@@ -122,3 +124,61 @@ def model_table() -> pd.DataFrame:
             sources=" ".join(sorted(set(m.sources.values()))),
         ))
     return pd.DataFrame(rows).set_index("id")
+
+
+def export_table_csv(df: pd.DataFrame, path: str | os.PathLike[str],
+                     index: bool = False) -> Path:
+    """Write a DataFrame as a plain CSV of values.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Any table (e.g. ``decode(...).to_frame()``, :func:`tokenomics.pareto.envelope`). Units
+        belong in the column names (``step_time_s``), not in the cells.
+    path : str or path-like
+    index : bool
+        Write the index as the first column (default False).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    TokenomicsError
+        ``df`` is not a DataFrame, or a cell holds a unit-carrying quantity (convert it to a
+        magnitude and put the unit in the column name).
+    OSError
+        The path cannot be written.
+
+    Notes
+    -----
+    Floats are written with full precision (``repr``, the shortest string that reads back
+    to the same double), so ``pandas.read_csv`` returns the same numbers; no thousands
+    separators, no units, no rounding.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"batch": [1, 2], "step_time_s": [1 / 3, 0.1 + 0.2]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = export_table_csv(df, os.path.join(tmp, "t.csv"))
+    ...     back = pd.read_csv(p)
+    >>> bool((back.step_time_s == df.step_time_s).all())
+    True
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TokenomicsError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TokenomicsError(f"path must be a file path (str or pathlib.Path), got "
+                              f"{type(path).__name__} {path!r}")
+    for col in df.columns:
+        if df[col].dtype == object and any(hasattr(v, "units") and hasattr(v, "magnitude")
+                                           for v in df[col]):
+            raise TokenomicsError(
+                f"column {col!r} holds quantities with units; write magnitudes and put the "
+                "unit in the column name (e.g. 'step_time_s')")
+    out = Path(path)
+    df.to_csv(out, index=index, float_format=lambda v: repr(float(v)))
+    return out

@@ -158,23 +158,29 @@ def _about(ws: Any, deps: list[Deployment], batch: int, context_tokens: int) -> 
                    f"{d.efficiency.label}"])
 
 
-def _compare(ws: Any, sheets: list[tuple[str, list[Any], dict[int, str]]]) -> None:
+def _compare(ws: Any, sheets: list[tuple[str, list[Any], dict[int, str]]]) -> dict[str, float]:
+    """The comparison sheet; returns each of its formula cells' cached value by address."""
     from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
 
     ws.append(["output", "unit", *[t for t, _r, _n in sheets]])
     for c in ws[1]:
         c.font = Font(bold=True)
+    cached: dict[str, float] = {}
     for label, fmt in COMPARED:
         unit, cells = "", []
-        for _t, rows, names in sheets:
+        for j, (_t, rows, names) in enumerate(sheets):
             hit = [i + 2 for i, r in enumerate(rows) if r.label == label and i + 2 in names]
             unit = next((r.unit for r in rows if r.label == label), unit)
             cells.append(f"={names[hit[0]]}" if hit else "")
+            if hit and rows[hit[0] - 2].cached is not None:
+                cached[f"{get_column_letter(3 + j)}{ws.max_row + 1}"] = rows[hit[0] - 2].cached
         ws.append([label, unit, *cells])
         for c in ws[ws.max_row][2:]:
             c.number_format = fmt
     ws.column_dimensions["A"].width = 30
     ws.freeze_panes = "C2"
+    return cached
 
 
 def _prices(deps: list[Deployment], prices: Any) -> list[float | None]:
@@ -268,7 +274,46 @@ def export_sizing_workbook(path: str | os.PathLike[str],
         _write_sheet(wb.create_sheet(title), rows, names)
         _define(wb, title, names)
         sheets.append((title, rows, names))
-    _compare(wb.create_sheet("compare"), sheets)
+    cached = _compare(wb.create_sheet("compare"), sheets)
     out = Path(path)
     wb.save(out)
+    _write_cached_values(out, {k + 2: _cached_cells(rows) for k, (_t, rows, _n)
+                               in enumerate(sheets)} | {len(sheets) + 2: cached})
     return out
+
+
+def _cached_cells(rows: list[Any]) -> dict[str, float]:
+    """Column B's cached value of each formula row of a sheet, by cell address."""
+    return {f"B{i + 2}": r.cached for i, r in enumerate(rows)
+            if isinstance(r.value, str) and r.value.startswith("=") and r.cached is not None}
+
+
+#: A formula cell as openpyxl writes it: ``<c r="B12" s="3"><f>...</f><v /></c>``.
+_FORMULA_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>([^<]*)</f><v ?/></c>')
+
+
+def _write_cached_values(path: Path, cached: dict[int, dict[str, float]]) -> None:
+    """Write each formula's value at the exported inputs beside it (the ``<v>`` a spreadsheet
+    program writes after computing), so that readers that do not recompute (pandas,
+    openpyxl with ``data_only=True``) read numbers; a spreadsheet program recomputes them on
+    opening all the same. ``cached``: sheet number (``xl/worksheets/sheet<n>.xml``, in the
+    workbook's order) -> cell -> value."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        items = [(info, z.read(info.filename)) for info in z.infolist()]
+    out = []
+    for info, data in items:
+        m = re.fullmatch(r"xl/worksheets/sheet(\d+)\.xml", info.filename)
+        cells = cached.get(int(m.group(1))) if m else None
+        if cells:
+            def fill(mm: re.Match[str], cells: dict[str, float] = cells) -> str:
+                v = cells.get(mm.group(1))
+                if v is None:
+                    return mm.group(0)
+                return f'<c r="{mm.group(1)}"{mm.group(2)}><f>{mm.group(3)}</f><v>{v!r}</v></c>'
+            data = _FORMULA_CELL.sub(fill, data.decode("utf-8")).encode("utf-8")
+        out.append((info, data))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for info, data in out:
+            z.writestr(info, data)
