@@ -13,6 +13,13 @@ from __future__ import annotations
 
 import tokenomics as tk
 
+#: The figures this text states, checked against what the script prints
+#: (tests/test_examples.py): (pattern with one number, the figure, relative tolerance).
+CLAIMS = [
+    (r"re-reading the cached prefix is (\d+)% of the time", 60, 0.1),   # S61: ~60%
+    (r"sampled sessions: .* ([\d.]+) requests", 9.2, 0.02),            # S60: 9.2
+]
+
 dep = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8, weight_dtype="fp8", compute_dtype="fp8")
 step = tk.agent_step(dep, batch=4)
 print(f"one agent step (4 agents stepping together): {step.time_s:.2f} s, "

@@ -11,6 +11,14 @@ from __future__ import annotations
 
 import tokenomics as tk
 
+#: The figures this text states, checked against what the script prints
+#: (tests/test_examples.py): (pattern with one number, the figure, relative tolerance).
+CLAIMS = [
+    (r"daily GPU cost\s*: \$([\d,]+)", 87_072, 0.0),            # 226.75 x 8 x $2 x 24 h
+    (r"revenue at R1 prices : \$([\d,]+)", 562_027, 0.001),
+    (r"cost-profit margin\s*: (\d+)%", 545, 0.005),
+]
+
 day = tk.serving_day(nodes=226.75, devices_per_node=8,
                      usd_per_device_hour=tk.rental_price(tk.hardware("h800")).usd,
                      input_tokens=608e9, cached_input_tokens=342e9, output_tokens=168e9,

@@ -2,7 +2,7 @@
 
 A batch sweep of the pure roofline bound (with the step's tensor-parallel all-reduces over
 NVLink counted, not overlapped), the MoE term reading the *distinct* experts a batch touches
-and MLA's compressed KV.
+and MLA's compressed KV. At batch 64: about 107 tokens/s per user, 858 per device.
 Run: ``python examples/deepseek_v3_decode_on_b200.py``.
 """
 
@@ -11,6 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 import tokenomics as tk
+
+#: The figures this text states, checked against what the script prints
+#: (tests/test_examples.py): (pattern with one number, the figure, relative tolerance).
+CLAIMS = [
+    (r"^\s+64\s+\S+\s+([\d.]+)", 107, 0.005),            # the README's ~107 per user
+    (r"^\s+64\s+\S+\s+\S+\s+([\d.]+)", 858, 0.005),     # and ~858 per device
+]
 
 d = tk.Deployment("deepseek-v3", "b200", tp=8, weight_dtype="fp8", compute_dtype="fp8",
                   kv_dtype="fp8", kv_shard="all")

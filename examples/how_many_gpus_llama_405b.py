@@ -1,13 +1,24 @@
 """How many GPUs does Llama 3.1 405B need for 32 users at a 128K context?
 
-Reproduces the source material's S15 ("~27 H100, ~32 in multiples of 8"), shows why it is off
-(it used the 70B model's KV per token), and gives the corrected figures for H100 and H200.
+Reproduces the source material's S15 ("~27 H100"), shows why it is off (it used the 70B
+model's KV per token: with the 405B's own, 37.2 H100 of 80 GB, 38 and 40 in multiples of 8),
+and gives the counts the library computes at the H100's driver-visible 85.5 GB (79.6 GiB): 35,
+and 40 in multiples of 8; then for H100 and H200 with 90% of memory usable.
 Run: ``python examples/how_many_gpus_llama_405b.py``.
 """
 
 from __future__ import annotations
 
 import tokenomics as tk
+
+#: The figures this text states, checked against what the script prints
+#: (tests/test_examples.py): (pattern with one number, the figure, relative tolerance).
+CLAIMS = [
+    (r"source's figure .* = ([\d.]+) H100", 27.0, 0.05),
+    (r"corrected .* = ([\d.]+) H100 of 80 GB", 37.2, 0.005),
+    (r"GiB\): [\d.]+ -> (\d+) H100", 35, 0),
+    (r"H100, (\d+) in multiples of 8", 40, 0),
+]
 
 m405, m70 = tk.model("llama-3.1-405b"), tk.model("llama-3.1-70b")
 h100, h200 = tk.hardware("h100-sxm"), tk.hardware("h200")
@@ -22,8 +33,11 @@ print(f"KV per token: 70B {tk.kv_bytes_per_token(m70):,.0f} B, 405B "
 print(f"source's figure : ({w / 1e9:.0f} + {kv70 / 1e9:.0f}) GB / 80 GB = "
       f"{(w + kv70) / 80e9:.1f} H100 (the 70B model's KV)")
 print(f"corrected       : ({w / 1e9:.0f} + {kv405 / 1e9:.0f}) GB / 80 GB = "
-      f"{(w + kv405) / 80e9:.1f} H100 -> "
-      f"{tk.min_devices(m405, h100, USERS, CTX, usable_memory_fraction=1.0)}, "
+      f"{(w + kv405) / 80e9:.1f} H100 of 80 GB")
+print(f"at the driver-visible {h100.mem_usable_bytes / 1e9:.1f} GB "
+      f"({h100.mem_usable_bytes / 2**30:.1f} GiB): "
+      f"{(w + kv405) / h100.mem_usable_bytes:.1f} -> "
+      f"{tk.min_devices(m405, h100, USERS, CTX, usable_memory_fraction=1.0)} H100, "
       f"{tk.min_devices(m405, h100, USERS, CTX, usable_memory_fraction=1.0, multiple_of=8)}"
       " in multiples of 8")
 print()

@@ -11,6 +11,18 @@ import numpy as np
 
 import tokenomics as tk
 
+#: The figures this text states, checked against what the script prints
+#: (tests/test_examples.py): (pattern with one number, the figure, relative tolerance).
+CLAIMS = [
+    (r"S01 .* ([\d.]+)$", 295, 0.005),
+    (r"S06 .* ([\d.]+)$", 206, 0.005),
+    (r"S10 .* ([\d,]+)$", 327_680, 0.0),
+    (r"S12 .* ([\d.]+) GB$", 141, 0.005),
+    (r"S13 .* ([\d,]+)$", 431_000, 0.005),
+    (r"S17 .* ([\d.]+)x a weight", 1.8, 0.02),
+    (r"S61 .* (\d+)%$", 60, 0.1),
+]
+
 h100, h200 = tk.hardware("h100-sxm"), tk.hardware("h200")
 l70, l405 = tk.model("llama-3.1-70b"), tk.model("llama-3.1-405b")
 rows = []
@@ -36,15 +48,18 @@ say("S13", "KV outgrows weights at ~431K tokens",
     f"{tk.weight_bytes(l70, 'bf16') / tk.kv_bytes_per_token(l70):,.0f}")
 say("S14", "128K x 512 ~22 TB", f"{tk.kv_cache_bytes(l70, 131_072, 512) / 1e12:.1f} TB")
 src = (tk.weight_bytes(l405, 'bf16') + tk.kv_cache_bytes(l70, 131_072, 32)) / 80e9
-say("S15", "405B, 32 users at 128K: ~27 H100 (70B's KV), correct 38 / 40",
-    f"source {src:.1f}; correct {tk.min_devices(l405, h100, 32, 131_072, usable_memory_fraction=1)}"
+say("S15", "405B, 32 users at 128K: ~27 H100 (70B's KV); 38 / 40 at 80 GB",
+    f"source {src:.1f}; at the driver's 85.5 GB: "
+    f"{tk.min_devices(l405, h100, 32, 131_072, usable_memory_fraction=1)}"
     f" / {tk.min_devices(l405, h100, 32, 131_072, usable_memory_fraction=1, multiple_of=8)}")
 say("S16", "70B: 2 H100 at FP16, 1 at FP8",
     f"{tk.min_devices(l70, h100, 1, 0, 'fp16', usable_memory_fraction=1)}, "
     f"{tk.min_devices(l70, h100, 1, 0, 'fp8', usable_memory_fraction=1)}")
-say("S17", "NVFP4 4.5 bits, MXFP4 4.25; ~1.8x vs FP8",
+say("S17", "NVFP4 4.5 bits, MXFP4 4.25; ~1.8x vs FP8 a weight",
     f"{tk.dtype('nvfp4').bits}, {tk.dtype('mxfp4').bits}; "
-    f"{tk.weight_bytes(l70, 'fp8') / tk.weight_bytes(l70, 'nvfp4'):.2f}x")
+    f"{tk.dtype('fp8').bits / tk.dtype('nvfp4').bits:.2f}x a weight, "
+    f"{tk.weight_bytes(l70, 'fp8') / tk.weight_bytes(l70, 'nvfp4'):.2f}x the 70B "
+    "(embeddings stay BF16)")
 d70 = tk.Deployment("llama-3.3-70b", "h200", tp=4, weight_dtype="fp8", compute_dtype="fp8")
 say("S23", ">= 100 tok/s/user: the throughput there",
     f"{tk.best_at([d70], 100, context_tokens=4096).tokens_per_s_per_device:,.0f} tok/s/GPU "

@@ -10,6 +10,12 @@ from __future__ import annotations
 
 import tokenomics as tk
 
+#: The figures this text states, checked against what the script prints
+#: (tests/test_examples.py): (pattern with one number, the figure, relative tolerance).
+CLAIMS = [
+    (r"batch    1: k=4 speed-up per user ([\d.]+)x", 3.0, 1 / 3),     # S25: 2-4x faster decode
+]
+
 for name, dep, batches in (
         ("Llama 3.1 70B on 4 x H100", tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4),
          (1, 64, 100)),
