@@ -136,3 +136,9 @@ def test_every_catalog_model_states_counts_its_config_gives():
     from tokenomics.physics.params import check_official_params
     for mid in tk.model_table().index:
         check_official_params(tk.model(mid))
+
+
+def test_check_official_params_refuses_what_is_not_a_model():
+    from tokenomics.physics.params import check_official_params
+    with pytest.raises(tk.TokenomicsError, match="needs a Model"):
+        check_official_params("llama-3.1-8b")

@@ -296,8 +296,12 @@ def check_official_params(model: Model, tolerance: float = OFFICIAL_PARAMS_TOLER
     CatalogError
         Naming the model's file and ``official.total_params`` or ``official.active_params``.
     """
-    from tokenomics.core.errors import CatalogError
+    from tokenomics.core.errors import CatalogError, TokenomicsError
 
+    if not isinstance(model, Model):
+        raise TokenomicsError(f"check_official_params needs a Model (tk.model(id)), got "
+                              f"{type(model).__name__}")
+    V.fraction(tolerance, "tolerance")
     where = model.path or model.id
     pairs = (("total_params", model.official_total_params, param_count(model)),
              ("active_params", model.official_active_params,

@@ -665,6 +665,8 @@ def _expert_scale(s: _SizingSheet) -> Any:
     """The routed experts' fraction of MFU at the micro-batch: the base scale times the
     grouped GEMM's efficiency at :math:`m = b k / (E (1 - (1 - k/E)^b))` tokens per distinct
     expert (:func:`~tokenomics.physics.engine.grouped_gemm_efficiency`)."""
+    import sympy as sp
+
     c = s.c
     m = c["b"] * c["k"] / F.distinct_experts(c["E"], c["k"], c["b"])
     out = c["e_base"]
@@ -672,15 +674,8 @@ def _expert_scale(s: _SizingSheet) -> Any:
     if eff.expert_half_tokens > 0:
         out = out * m / (m + c["e_half"])
     if eff.expert_tile_tokens > 0:
-        out = out * m / (m ** 4 + c["e_tile"] ** 4) ** _quarter()
+        out = out * m / (m ** 4 + c["e_tile"] ** 4) ** sp.Rational(1, 4)
     return out
-
-
-def _quarter() -> Any:
-    """The exponent 1/4 as an exact SymPy rational (so the formula prints ``^(1/4)``)."""
-    import sympy as sp
-
-    return sp.Rational(1, 4)
 
 
 def _comm_outputs(s: _SizingSheet) -> Any:
