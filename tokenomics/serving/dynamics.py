@@ -315,14 +315,22 @@ class _Engine:
         self.prefilling: deque[list[float]] = deque()    # [id, tokens still to prefill]
         self.prefill_kv = 0.0                             # KV the prompts in prefill hold
         self.run = np.zeros(0, int)                       # running ids, oldest first
+        self.run_gen = np.zeros(0, int)                   # their tokens generated so far
+        self.run_out = np.zeros(0, int)                   # their output lengths
         self.ttft: list[float] = []
         self.tpot: list[float] = []
 
     def arrive(self, rate: float, t0: float, dt: float) -> None:
+        """Queue the Poisson(rate x dt) requests arriving in [t0, t0 + dt) [s]."""
         k = int(self.rng.poisson(rate * dt))
         if not k:
             return
-        n = self.n
+        lengths = np.exp(self._mu + self._sigma * self.rng.standard_normal(k))
+        times = t0 + dt * self.rng.random(k)
+        self._append(times, np.maximum(1, np.rint(lengths)).astype(int))
+
+    def _append(self, times: np.ndarray, lengths: np.ndarray) -> None:
+        n, k = self.n, len(times)
         if n + k > _MAX_ARRIVALS:
             raise TokenomicsError(
                 f"over {_MAX_ARRIVALS:,} requests arrived in {self.t_steps:,} steps (a run "
@@ -335,9 +343,8 @@ class _Engine:
             self.out_len = np.resize(self.out_len, cap)
             self.gen = np.resize(self.gen, cap)
             self.first = np.resize(self.first, cap)
-        lengths = np.exp(self._mu + self._sigma * self.rng.standard_normal(k))
-        self.arrival[n:n + k] = t0 + dt * self.rng.random(k)
-        self.out_len[n:n + k] = np.maximum(1, np.rint(lengths)).astype(int)
+        self.arrival[n:n + k] = times
+        self.out_len[n:n + k] = lengths
         self.gen[n:n + k] = 0
         self.first[n:n + k] = np.nan
         self.n = n + k
@@ -345,14 +352,14 @@ class _Engine:
 
     def kv_running(self) -> float:
         """KV held by the running sequences [token]."""
-        return float(self.I * len(self.run) + self.gen[self.run].sum())
+        return float(self.I * len(self.run) + self.run_gen.sum())
 
     def kv_in_use(self) -> float:
         """KV held or promised: running sequences and prompts in prefill [token]."""
         return self.kv_running() + self.prefill_kv
 
     def expected_final_kv(self) -> float:
-        held = np.maximum(self.I + self.gen[self.run], self.I + self.O).sum()
+        held = np.maximum(self.I + self.run_gen, self.I + self.O).sum()
         return float(held) + (self.I + self.O) * len(self.prefilling)
 
     def admit(self, n: int, budget: float, reserve: float | None = None) -> list[int]:
@@ -393,32 +400,40 @@ class _Engine:
         """Decode one token for every running sequence, start the prefilled ones, retire
         the finished; returns (tokens emitted, sequences retired)."""
         emitted = len(self.run) + len(done)
-        self.gen[self.run] += 1
-        new = np.asarray(done, int)
-        if new.size:
+        self.run_gen += 1
+        if done:
+            new = np.asarray(done, int)
             fresh = new[np.isnan(self.first[new])]
             self.first[fresh] = t_end
-            self.gen[new] += 1
             self.run = np.concatenate([self.run, new])
-        fin = self.gen[self.run] >= self.out_len[self.run]
+            self.run_gen = np.concatenate([self.run_gen, self.gen[new] + 1])
+            self.run_out = np.concatenate([self.run_out, self.out_len[new]])
+        fin = self.run_gen >= self.run_out
+        if not fin.any():
+            return emitted, 0
         f = self.run[fin]
-        if f.size:
-            self.ttft.extend((self.first[f] - self.arrival[f]).tolist())
-            later = f[self.out_len[f] > 1]
-            self.tpot.extend(((t_end - self.first[later]) / (self.out_len[later] - 1)).tolist())
-        self.run = self.run[~fin]
-        return emitted, int(fin.sum())
+        self.gen[f] = self.run_gen[fin]
+        self.ttft.extend((self.first[f] - self.arrival[f]).tolist())
+        later = f[self.out_len[f] > 1]
+        self.tpot.extend(((t_end - self.first[later]) / (self.out_len[later] - 1)).tolist())
+        keep = ~fin
+        self.run, self.run_gen, self.run_out = self.run[keep], self.run_gen[keep], \
+            self.run_out[keep]
+        return emitted, len(f)
 
     def preempt(self) -> int:
         """Drop the newest running sequences until the KV fits; they wait at the front of
-        the queue to be recomputed."""
-        over, k = self.kv_in_use() - self.K, 0
-        while over > 0 and len(self.run):
-            i = int(self.run[-1])
-            self.run = self.run[:-1]
-            over -= self.I + self.gen[i]
-            self.queue.appendleft(i)
-            k += 1
+        the queue, oldest first, to be recomputed."""
+        over = self.kv_in_use() - self.K
+        if over <= 0 or not len(self.run):
+            return 0
+        freed = np.cumsum(self.I + self.run_gen[::-1])     # newest first
+        k = min(int(np.searchsorted(freed, over, side="left")) + 1, len(self.run))
+        drop = self.run[-k:]
+        self.gen[drop] = self.run_gen[-k:]
+        self.queue.extendleft(drop[::-1].tolist())
+        self.run, self.run_gen, self.run_out = self.run[:-k], self.run_gen[:-k], \
+            self.run_out[:-k]
         return k
 
 
