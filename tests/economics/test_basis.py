@@ -13,6 +13,7 @@ from tokenomics.economics.basis import (
     PriceBasis,
     as_price_basis,
     price_on_basis,
+    warn_if_mixed_ages,
     warn_if_mixed_tiers,
 )
 
@@ -179,3 +180,47 @@ def test_prices_added_2026_12():
     gb300 = price_on_basis(tk.hardware("gb300"))
     assert (gb300.usd_per_device_hour, gb300.tier, gb300.date) == (18.0, "hyperscaler-on-demand",
                                                                    "2026-09-19")
+
+
+# ---------------------------------------------------------------- issue 27: prices with an age
+
+
+def test_a_resolved_price_carries_its_age_from_the_pinned_date():
+    # tpu-v4.toml: Google's TPU v4 on-demand price 'as of 2022-08-11'; pinned at 2023-08-11 the
+    # price is 365 days old (2022-08-11 -> 2023-08-11, no leap day between).
+    p = price_on_basis("tpu-v4", PriceBasis(on_or_before="2023-08-11"))
+    assert (p.date, p.age_days) == ("2022-08-11", 365)
+    # a month-dated price counts from the month's first day: 2024-12-01 -> 2025-12-01 = 365
+    q = price_on_basis("tpu-v6e", PriceBasis(("hyperscaler-on-demand",), on_or_before="2025-12"))
+    assert (q.date, q.age_days) == ("2024-12", 365)
+
+
+def test_a_pinned_basis_is_reproducible_on_any_day():
+    basis = PriceBasis(on_or_before="2026-06-30")
+    assert basis.as_of.isoformat() == "2026-06-30"
+    first = {h: price_on_basis(h, basis) for h in ("h100-sxm", "tpu-v4", "mi300x")}
+    again = {h: price_on_basis(h, PriceBasis(on_or_before="2026-06-30")) for h in first}
+    assert first == again
+    assert all(p.age_days >= 0 for p in first.values())    # nothing dated after the pin
+
+
+def test_the_default_basis_warns_on_a_cross_age_comparison():
+    # Default basis: TPU v4 resolves to its 2022-08-11 price and the H100 to a 2026 one
+    # (hardware_catalog/*.toml): more than 12 months apart, so a comparison warns, naming both.
+    from tokenomics.pareto.inputs import device_prices
+    deps = [tk.Deployment("llama-3.1-8b", h) for h in ("tpu-v4", "h100-sxm")]
+    with pytest.warns(UserWarning, match=r"months apart \(tpu-v4 2022-08-11, h100-sxm 2026"):
+        device_prices(deps, None)
+
+
+def test_the_age_spread_is_configurable_and_caller_prices_are_left_out():
+    a = BasisPrice(4.54, "neocloud-on-demand", "2026-03-17", "s")
+    b = BasisPrice(2.70, "neocloud-on-demand", "2025-01", "s")      # 14.5 months before a
+    with pytest.warns(UserWarning, match="more than 12"):
+        warn_if_mixed_ages({"h200": a, "x": b})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_mixed_ages({"h200": a, "x": b}, max_spread_months=15)
+        warn_if_mixed_ages({"h200": a, "y": BasisPrice(1.0, "user", "", "prices="), "z": None})
+    with pytest.raises(tk.TokenomicsError, match="max_spread_months"):
+        PriceBasis(max_spread_months=-1)

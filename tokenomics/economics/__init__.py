@@ -40,6 +40,7 @@ _EXPORTS = {
     "as_price_basis": ".basis",
     "price_on_basis": ".basis",
     "warn_if_mixed_tiers": ".basis",
+    "warn_if_mixed_ages": ".basis",
     "HOURS_PER_YEAR": ".ownership",
     "cost_per_million_tokens": ".cost",
     "default_assumptions": ".ownership",

@@ -10,8 +10,12 @@ hyperscaler on-demand, else a published rental estimate, else the device's purch
 owned over the sourced service life (:func:`~tokenomics.economics.ownership.tco_usd_per_device_hour`
 at its TDP and the sourced PUE, electricity and networking share), latest. The owned price is
 tier ``"tco"``: a comparison that mixes it with rentals warns, as any mix of tiers does. :func:`price_on_basis` resolves a device
-to a :class:`BasisPrice` (the price with its tier, date and source); :func:`warn_if_mixed_tiers`
-warns when the devices of one comparison resolved to different tiers.
+to a :class:`BasisPrice` (the price with its tier, date, source and age); :func:`warn_if_mixed_tiers`
+warns when the devices of one comparison resolved to different tiers, :func:`warn_if_mixed_ages`
+when their prices' dates lie further apart than the basis allows (``max_spread_months``,
+default 12): a 2022 price beside a 2026 one compares two markets. A basis pinned to a date
+(``on_or_before``) resolves the same prices, with the same ages, on any day; the default basis
+takes the latest prices and measures their age from today.
 
 A price dated only to a month or a year counts as the first day of it (``"2025-06"`` is on or
 before ``"2025-06-15"``; ``"2025"`` is before ``"2025-01-01"``): ISO dates compared as text.
@@ -19,10 +23,11 @@ before ``"2025-06-15"``; ``"2025"`` is before ``"2025-01-01"``): ISO dates compa
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
@@ -59,6 +64,9 @@ class PriceBasis:
         When no tier has a price, price the device by owning it: its latest purchase price
         (within the date policy) amortised over the sourced service life with its TDP's
         electricity, tier ``"tco"``. Default True; False raises instead.
+    max_spread_months : float
+        The widest spread of price dates one comparison may mix without a warning [month of
+        30.44 days], >= 0; default 12.
 
     Examples
     --------
@@ -69,6 +77,7 @@ class PriceBasis:
     tiers: tuple[str, ...] = DEFAULT_RENTAL_TIERS
     on_or_before: str | None = None
     owned: bool = True
+    max_spread_months: float = 12.0
 
     def __post_init__(self) -> None:
         t = self.tiers
@@ -88,7 +97,18 @@ class PriceBasis:
                                   f"YYYY-MM-DD (or None for the latest), got {d!r}")
         if not isinstance(self.owned, bool):
             raise TokenomicsError(f"PriceBasis.owned must be True or False, got {self.owned!r}")
+        m = self.max_spread_months
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m < 1e6:
+            raise TokenomicsError(f"PriceBasis.max_spread_months must be a number of months "
+                                  f">= 0 (default 12), got {m!r}")
+        object.__setattr__(self, "max_spread_months", float(m))
         object.__setattr__(self, "tiers", tiers)
+
+    @property
+    def as_of(self) -> _dt.date:
+        """The date prices' ages are measured from: ``on_or_before`` (its first day), else
+        today."""
+        return _day(self.on_or_before) if self.on_or_before else _dt.date.today()
 
     @property
     def label(self) -> str:
@@ -120,6 +140,9 @@ class BasisPrice:
     source : str
         The catalog's bibliography key, or what the caller gave.
     note : str
+    age_days : int or None
+        Days from the price's date (its first day) to the basis's :attr:`PriceBasis.as_of`;
+        None for a caller's price.
     """
 
     usd_per_device_hour: float
@@ -127,6 +150,13 @@ class BasisPrice:
     date: str
     source: str
     note: str = ""
+    age_days: int | None = None
+
+
+def _day(date: str) -> _dt.date:
+    """The first day of a ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` date."""
+    parts = [int(x) for x in date.split("-")] + [1, 1]
+    return _dt.date(parts[0], parts[1], parts[2])
 
 
 def as_price_basis(price_basis: Any) -> PriceBasis:
@@ -185,10 +215,10 @@ def price_on_basis(hw: Hardware | str, price_basis: Any = None) -> BasisPrice:
     for tier in basis.tiers:
         p = latest_rental(hw, tier, basis.on_or_before)
         if p is not None:
-            return BasisPrice(p.usd, p.tier, p.date, p.source, p.note)
+            return _aged(BasisPrice(p.usd, p.tier, p.date, p.source, p.note), basis)
     bought = latest_purchase(hw, basis.on_or_before) if basis.owned else None
     if bought is not None and hw.tdp_w is not None:
-        return _owned(hw, bought)
+        return _aged(_owned(hw, bought), basis)
     if not basis.owned:
         why = "owned=False"
     elif bought is None:
@@ -199,6 +229,10 @@ def price_on_basis(hw: Hardware | str, price_basis: Any = None) -> BasisPrice:
     raise NotPublishedError(f"{hw.id}: no rental price on the basis '{basis.label}' (rental "
                             f"prices it has: {rentals_listed(hw)}; {why}); pass a price, or "
                             "another price_basis")
+
+
+def _aged(p: BasisPrice, basis: PriceBasis) -> BasisPrice:
+    return replace(p, age_days=(basis.as_of - _day(p.date)).days) if p.date else p
 
 
 def _owned(hw: Hardware, bought: Any) -> BasisPrice:
@@ -227,3 +261,32 @@ def warn_if_mixed_tiers(priced: Mapping[str, BasisPrice | None]) -> None:
         warnings.warn(f"devices priced at different tiers ({parts}); the comparison mixes "
                       "price tiers. Pass price_basis= with one tier, or prices=, to compare on "
                       "one basis", UserWarning, stacklevel=4)
+
+
+def warn_if_mixed_ages(priced: Mapping[str, BasisPrice | None],
+                       max_spread_months: float = 12.0) -> None:
+    """Warn (``UserWarning``) when the prices of one comparison are dated further apart than
+    ``max_spread_months``, naming each device with its price's date.
+
+    Parameters
+    ----------
+    priced : mapping of hardware id to BasisPrice or None
+        None (unpriced) and caller-given prices (no date) are left out.
+    max_spread_months : float
+        [month of 30.44 days], default 12 (:attr:`PriceBasis.max_spread_months`).
+
+    Notes
+    -----
+    The spread is the latest date minus the earliest, each read as its first day.
+    """
+    dated = {h: p.date for h, p in priced.items() if p is not None and p.date}
+    if len(dated) < 2:
+        return
+    days = {h: _day(d) for h, d in dated.items()}
+    spread = (max(days.values()) - min(days.values())).days
+    if spread > max_spread_months * 30.44:
+        parts = ", ".join(f"{h} {dated[h]}" for h in sorted(days, key=lambda h: days[h]))
+        warnings.warn(f"prices dated {spread / 30.44:.0f} months apart ({parts}), more than "
+                      f"{max_spread_months:g}: the comparison mixes markets of different "
+                      "dates. Pin price_basis=PriceBasis(on_or_before=...) or pass prices=",
+                      UserWarning, stacklevel=4)

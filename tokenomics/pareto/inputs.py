@@ -21,6 +21,7 @@ from tokenomics.economics.basis import (
     BasisPrice,
     as_price_basis,
     price_on_basis,
+    warn_if_mixed_ages,
     warn_if_mixed_tiers,
 )
 
@@ -110,6 +111,7 @@ def device_prices(deps: list[Deployment], prices: dict[str, float] | None,
     out = {d.hardware.id: device_price(d, prices, basis) for d in deps}
     if warn:
         warn_if_mixed_tiers(out)
+        warn_if_mixed_ages(out, basis.max_spread_months)
     return out
 
 
