@@ -6,7 +6,7 @@ hardware and model entry of the catalog (the bundled files plus the user folders
 entry that broke it, 2 when the catalog does not even load (the loader's message names the
 file and the field), 0 when every law holds. The laws are plain checks on the entry's
 figures, and four Hypothesis properties of the step model over batch, context and bandwidth
-(the optional extra ``spec``: ``pip install 'inference-tokenomics[spec]'``).
+(Hypothesis, a core dependency, so the plain install runs them).
 
 The laws and the reasons for their ranges are listed in ``docs/user-catalogs.md``.
 
@@ -433,8 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             import hypothesis  # noqa: F401
         except ImportError:
-            print("spec: the property laws need Hypothesis: pip install "
-                  "'inference-tokenomics[spec]' (or run with --no-properties)", file=sys.stderr)
+            print("spec: the property laws need Hypothesis (a dependency of the package): "
+                  "pip install hypothesis (or run with --no-properties)", file=sys.stderr)
             return 2
     import tokenomics as tk
 
