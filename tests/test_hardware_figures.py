@@ -42,9 +42,9 @@ FIGURES = [
     # 1,638 GB/s.
     ("tpu-v5e", 197, None, 16 * GiB, 0.819),
     ("tpu-v6e", 918, 918, 32 * GiB, 1.638),
-    # Intel Gaudi 3 (Hot Chips 2024): 1,835 BF16/FP8 (MME), 128 GB HBM2e, 3.67 TB/s (Intel's
-    # unit is not established by a source: kept decimal).
-    ("gaudi3", 1835, 1835, 128 * G, 3.67),
+    # Intel Gaudi 3 (Hot Chips 2024): 1,835 BF16/FP8 (MME), 128 GB HBM2e, 3.67 TB/s; hl-smi
+    # reports 131,072 MiB = 128 GiB, so Intel's GB is binary.
+    ("gaudi3", 1835, 1835, 128 * GiB, 3.67),
 ]
 
 
@@ -112,9 +112,11 @@ def test_driver_visible_memory(hw_id, mib, nbytes):
 def test_physical_capacity_is_binary_for_nvidia_hbm():
     assert tk.hardware("h100-sxm").mem_capacity_bytes == 80 * GiB == 85_899_345_920
     assert tk.hardware("h800").mem_capacity_bytes == 80 * GiB
-    # Without a driver figure the usable memory is the physical one.
+    # With a driver figure the usable memory is the driver's: B300 nvidia-smi 275,040 MiB
+    # (github-code-b300-smi), 6.7% under the physical 288 GiB.
     b300 = tk.hardware("b300")
-    assert b300.mem_visible_bytes is None and b300.mem_usable_bytes == 288 * GiB
+    assert b300.mem_capacity_bytes == 288 * GiB
+    assert b300.mem_usable_bytes == 275_040 * 2**20 < 288 * GiB
 
 
 def test_gaudi3_links_follow_intels_network_docs():

@@ -38,7 +38,7 @@ def test_l4_datasheet_figures():
 def test_a40_datasheet_figures():
     hw = tk.hardware("a40")
     # A40 datasheet copy (reseller-a40-datasheet): 48 GB GDDR6 ECC, 696 GB/s, 300 W.
-    assert hw.mem_capacity_bytes == 48e9
+    assert hw.mem_capacity_bytes == 48 * 2**30   # binary: nvidia-smi shows 46,068 MiB > 48e9 B
     assert hw.mem_bw_bytes_per_s == 696e9
     assert hw.tdp_w == 300
     # hmctech-a40: BF16 tensor 149.67 dense (299.34 with sparsity = 2 x 149.67).
@@ -214,7 +214,7 @@ def test_gaudi2_figures():
     hw = tk.hardware("gaudi2")
     # intel-gaudi3-hotchips2024 (Gaudi 2 column): 432 TFLOPs BF16, 96 GB, 2.46 TB/s, 600 W.
     assert hw.peak_flop_per_s["bf16"] == pytest.approx(432e12)
-    assert hw.mem_capacity_bytes == 96e9
+    assert hw.mem_capacity_bytes == 96 * 2**30   # read as GiB: hl-smi reports 98,304 MiB
     assert hw.mem_bw_bytes_per_s == 2.46e12
     assert hw.tdp_w == 600
     # habana-gaudi2-networking: 24 x 100 GbE; 2.4 Tb/s scale-out per 8-card server = 3 ports
@@ -359,3 +359,53 @@ def test_pcie_gen3_exposes_more_communication_than_nvlink_2():
     pcie = tk.decode(tk.Deployment("llama-3.1-8b", "t4", **kw), 1, 1024)
     nvl = tk.decode(tk.Deployment("llama-3.1-8b", "v100-sxm2-32gb", **kw), 1, 1024)
     assert nvl.collective_time_s < pcie.collective_time_s
+
+
+# ---------------------------------------------------------------- issue 27: driver-visible memory
+
+@pytest.mark.parametrize("hw_id, mib, source", [
+    # nvidia-smi memory.total: 'NVIDIA B300 SXM6 AC ... 0MiB / 275040MiB' (github-code-b300-smi)
+    ("b300", 275_040, "github-code-b300-smi"),
+    # nvidia-smi memory.total: 'NVIDIA GB300 ... 0MiB / 284208MiB' (github-code-gb300-smi)
+    ("gb300", 284_208, "github-code-gb300-smi"),
+    # hl-smi on HL-225: '768MiB / 98304MiB' (github-code-gaudi2-hlsmi)
+    ("gaudi2", 98_304, "github-code-gaudi2-hlsmi"),
+    # hl-smi --format=csv on HL-325L: '131072 MiB' (github-code-gaudi3-hlsmi)
+    ("gaudi3", 131_072, "github-code-gaudi3-hlsmi"),
+    # nvidia-smi memory.total: 'NVIDIA A40 ... 0MiB / 46068MiB' (github-code-a40-smi)
+    ("a40", 46_068, "github-code-a40-smi"),
+    # nvidia-smi memory.total: 'NVIDIA H20 ... 0MiB / 97871MiB' (github-code-h20-smi)
+    ("h20", 97_871, "github-code-h20-smi"),
+])
+def test_driver_visible_memory_is_the_driver_report(hw_id, mib, source):
+    hw = tk.hardware(hw_id)
+    assert hw.mem_visible_bytes == mib * 2**20
+    assert hw.sources["memory.visible"] == source
+
+
+def test_gaudi_capacity_is_binary_as_hl_smi_reports():
+    # hl-smi reports exactly 96 GiB and 128 GiB: Intel's '96 GB' / '128 GB' are binary.
+    assert tk.hardware("gaudi2").mem_capacity_bytes == 96 * 2**30
+    assert tk.hardware("gaudi3").mem_capacity_bytes == 128 * 2**30
+
+
+def test_b300_bandwidth_is_the_hgx_figure():
+    # verda-gb300-blog per-GPU table: B300 7.7 TB/s, GB300 8 TB/s.
+    assert tk.hardware("b300").mem_bw_bytes_per_s == 7.7e12
+    assert tk.hardware("gb300").mem_bw_bytes_per_s == 8e12
+
+
+def test_llama_405b_at_32_x_128k_needs_more_b300s_on_driver_memory():
+    # FP8 405B (405e9 B) + 32 x 128,000 tokens x 516,096 B/token (126 layers x 8 KV heads x 128 x
+    # 2 x 2 B) = 2.519e12 B; on 275,040 MiB (288.4e9 B) each, at the library's usable share the
+    # count must exceed what the 288 GiB (309.2e9 B) label alone would give.
+    m = tk.model("llama-3.1-405b")
+    need = 405e9 + 32 * 128_000 * 126 * 8 * 128 * 2 * 2
+    assert need / 288.4e9 > need / 309.24e9 + 0.5
+    assert tk.min_devices(m, "b300", context_tokens=128_000, batch=32) >= math.ceil(need / 288.4e9)
+
+
+def test_tpu_v5p_ici_domain_is_the_largest_schedulable_slice():
+    # google-tpu-v5p-docs: a v5p pod is 8,960 chips; the largest single slice (one ICI job) is
+    # 6,144 chips, so one scale-up domain is 6,144.
+    assert tk.hardware("tpu-v5p").scale_up_domain_size == 6144
