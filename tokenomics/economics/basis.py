@@ -187,7 +187,8 @@ def price_on_basis(hw: Hardware | str, price_basis: Any = None) -> BasisPrice:
     Returns
     -------
     BasisPrice
-        ``usd_per_device_hour`` [USD/hour].
+        ``usd_per_device_hour`` [USD/hour], with its tier, date, source and ``age_days`` [day]
+        from the basis's as-of date (``on_or_before``, else today).
 
     Notes
     -----
