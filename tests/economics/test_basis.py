@@ -224,3 +224,12 @@ def test_the_age_spread_is_configurable_and_caller_prices_are_left_out():
         warn_if_mixed_ages({"h200": a, "y": BasisPrice(1.0, "user", "", "prices="), "z": None})
     with pytest.raises(tk.TokenomicsError, match="max_spread_months"):
         PriceBasis(max_spread_months=-1)
+
+
+@pytest.mark.parametrize("bad", [None, 5, {"h200": 3.0}])
+def test_the_warnings_refuse_what_is_not_a_price_map(bad):
+    for fn in (warn_if_mixed_tiers, warn_if_mixed_ages):
+        with pytest.raises(tk.TokenomicsError, match="mapping of hardware id to BasisPrice"):
+            fn(bad)
+    with pytest.raises(tk.TokenomicsError, match="max_spread_months"):
+        warn_if_mixed_ages({}, "12")

@@ -245,6 +245,14 @@ def _owned(hw: Hardware, bought: Any) -> BasisPrice:
                       f"{hw.tdp_w:g} W (tokenomics.economics.ownership); {bought.note}".rstrip("; "))
 
 
+def _check_priced(priced: Any, name: str) -> None:
+    """``priced`` must map hardware ids to BasisPrice or None."""
+    if not isinstance(priced, Mapping) or not all(
+            p is None or isinstance(p, BasisPrice) for p in priced.values()):
+        raise TokenomicsError(f"{name}: priced must be a mapping of hardware id to BasisPrice "
+                              f"or None (as price_on_basis returns), got {priced!r}")
+
+
 def warn_if_mixed_tiers(priced: Mapping[str, BasisPrice | None]) -> None:
     """Warn (``UserWarning``) when the devices of one comparison are priced at different tiers.
 
@@ -253,6 +261,7 @@ def warn_if_mixed_tiers(priced: Mapping[str, BasisPrice | None]) -> None:
     priced : mapping of hardware id to BasisPrice or None
         None (unpriced) and caller-given prices (tier ``"user"``) are left out.
     """
+    _check_priced(priced, "warn_if_mixed_tiers")
     by_tier: dict[str, list[str]] = {}
     for hw_id, p in priced.items():
         if p is not None and p.tier != "user":
@@ -280,6 +289,11 @@ def warn_if_mixed_ages(priced: Mapping[str, BasisPrice | None],
     -----
     The spread is the latest date minus the earliest, each read as its first day.
     """
+    _check_priced(priced, "warn_if_mixed_ages")
+    m = max_spread_months
+    if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m < 1e6:
+        raise TokenomicsError(f"warn_if_mixed_ages: max_spread_months must be a number of "
+                              f"months >= 0 (default 12), got {m!r}")
     dated = {h: p.date for h, p in priced.items() if p is not None and p.date}
     if len(dated) < 2:
         return
