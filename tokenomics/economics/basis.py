@@ -48,6 +48,13 @@ RENTAL_TIERS = tuple(t for t in PRICE_TIERS if t != "purchase")
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
+def _months(m: Any, name: str) -> float:
+    """A spread of months >= 0 as a float, else the library's error naming ``name``."""
+    if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m < 1e6:
+        raise TokenomicsError(f"{name} must be a number of months >= 0 (default 12), got {m!r}")
+    return float(m)
+
+
 @dataclass(frozen=True)
 class PriceBasis:
     """Which rental price of a device a comparison uses.
@@ -97,11 +104,8 @@ class PriceBasis:
                                   f"YYYY-MM-DD (or None for the latest), got {d!r}")
         if not isinstance(self.owned, bool):
             raise TokenomicsError(f"PriceBasis.owned must be True or False, got {self.owned!r}")
-        m = self.max_spread_months
-        if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m < 1e6:
-            raise TokenomicsError(f"PriceBasis.max_spread_months must be a number of months "
-                                  f">= 0 (default 12), got {m!r}")
-        object.__setattr__(self, "max_spread_months", float(m))
+        object.__setattr__(self, "max_spread_months",
+                           _months(self.max_spread_months, "PriceBasis.max_spread_months"))
         object.__setattr__(self, "tiers", tiers)
 
     @property
@@ -290,10 +294,7 @@ def warn_if_mixed_ages(priced: Mapping[str, BasisPrice | None],
     The spread is the latest date minus the earliest, each read as its first day.
     """
     _check_priced(priced, "warn_if_mixed_ages")
-    m = max_spread_months
-    if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m < 1e6:
-        raise TokenomicsError(f"warn_if_mixed_ages: max_spread_months must be a number of "
-                              f"months >= 0 (default 12), got {m!r}")
+    _months(max_spread_months, "warn_if_mixed_ages: max_spread_months")
     dated = {h: p.date for h, p in priced.items() if p is not None and p.date}
     if len(dated) < 2:
         return

@@ -325,12 +325,7 @@ class _Engine:
         k = int(self.rng.poisson(rate * dt))
         if not k:
             return
-        lengths = np.exp(self._mu + self._sigma * self.rng.standard_normal(k))
-        times = t0 + dt * self.rng.random(k)
-        self._append(times, np.maximum(1, np.rint(lengths)).astype(int))
-
-    def _append(self, times: np.ndarray, lengths: np.ndarray) -> None:
-        n, k = self.n, len(times)
+        n = self.n
         if n + k > _MAX_ARRIVALS:
             raise TokenomicsError(
                 f"over {_MAX_ARRIVALS:,} requests arrived in {self.t_steps:,} steps (a run "
@@ -343,8 +338,9 @@ class _Engine:
             self.out_len = np.resize(self.out_len, cap)
             self.gen = np.resize(self.gen, cap)
             self.first = np.resize(self.first, cap)
-        self.arrival[n:n + k] = times
-        self.out_len[n:n + k] = lengths
+        lengths = np.exp(self._mu + self._sigma * self.rng.standard_normal(k))
+        self.arrival[n:n + k] = t0 + dt * self.rng.random(k)
+        self.out_len[n:n + k] = np.maximum(1, np.rint(lengths)).astype(int)
         self.gen[n:n + k] = 0
         self.first[n:n + k] = np.nan
         self.n = n + k
