@@ -314,9 +314,15 @@ class _Engine:
         self.queue: deque[int] = deque()
         self.prefilling: deque[list[float]] = deque()    # [id, tokens still to prefill]
         self.prefill_kv = 0.0                             # KV the prompts in prefill hold
-        self.run = np.zeros(0, int)                       # running ids, oldest first
-        self.run_gen = np.zeros(0, int)                   # their tokens generated so far
-        self.run_out = np.zeros(0, int)                   # their output lengths
+        # The running sequences, oldest first: ids, and each one's tokens generated so far as
+        # an offset from the step counter (generated = ``steps_done + run_off``), so a step
+        # advances every sequence without touching the arrays; ``run_fin`` is the counter at
+        # which each finishes, and only a step that reaches the earliest looks at them.
+        self._runs = np.zeros((3, 1024), int)             # rows: id, run_off, run_fin
+        self.n_run = 0
+        self.steps_done = 0                               # decode steps advanced so far
+        self.off_sum = 0                                  # sum of run_off (exact, an int)
+        self.next_fin = math.inf                          # earliest of run_fin
         self.ttft: list[float] = []
         self.tpot: list[float] = []
 
@@ -346,22 +352,52 @@ class _Engine:
         self.n = n + k
         self.queue.extend(range(n, n + k))
 
+    @property
+    def run(self) -> np.ndarray:
+        """The running sequences' ids, oldest first (a view)."""
+        return self._runs[0, :self.n_run]
+
+    @property
+    def run_off(self) -> np.ndarray:
+        return self._runs[1, :self.n_run]
+
+    @property
+    def run_fin(self) -> np.ndarray:
+        return self._runs[2, :self.n_run]
+
+    @property
+    def run_gen(self) -> np.ndarray:
+        """Tokens each running sequence has generated so far [token]."""
+        return self.steps_done + self.run_off
+
     def kv_running(self) -> float:
         """KV held by the running sequences [token]."""
-        return float(self.I * len(self.run) + self.run_gen.sum())
+        n = self.n_run
+        return float(self.I * n + self.steps_done * n + self.off_sum)
 
     def kv_in_use(self) -> float:
         """KV held or promised: running sequences and prompts in prefill [token]."""
         return self.kv_running() + self.prefill_kv
 
     def expected_final_kv(self) -> float:
-        held = np.maximum(self.I + self.run_gen, self.I + self.O).sum()
+        # sum of max(I + generated, I + O) over the running, in exact integers
+        g, n = self.steps_done, self.n_run
+        held = (self.I + g) * n + int(np.maximum(self.run_off, self.O - g).sum()) if n else 0
         return float(held) + (self.I + self.O) * len(self.prefilling)
 
     def admit(self, n: int, budget: float, reserve: float | None = None) -> list[int]:
         """Up to ``n`` queued requests, first come first served, while each one's cost
         (its prompt and regenerated tokens, or ``reserve`` tokens) fits ``budget``."""
         out: list[int] = []
+        if reserve is not None:                      # one cost each: count what fits
+            m = min(n, len(self.queue))
+            fits = 0 if budget < reserve or m <= 0 else min(m, int(budget // reserve))
+            while fits < m and reserve * (fits + 1) <= budget:
+                fits += 1
+            while fits and reserve * fits > budget:
+                fits -= 1
+            out = [self.queue.popleft() for _ in range(fits)]
+            n = 0
         while self.queue and len(out) < n:           # in chunks: vectorised, in order
             head = np.fromiter(itertools.islice(self.queue, min(n - len(out), 4096)), int)
             cost = (self.I + self.gen[head]) if reserve is None else np.full(len(head), reserve)
@@ -395,41 +431,60 @@ class _Engine:
     def advance(self, done: list[int], t_end: float) -> tuple[int, int]:
         """Decode one token for every running sequence, start the prefilled ones, retire
         the finished; returns (tokens emitted, sequences retired)."""
-        emitted = len(self.run) + len(done)
-        self.run_gen += 1
+        emitted = self.n_run + len(done)
+        self.steps_done += 1
+        g = self.steps_done
         if done:
             new = np.asarray(done, int)
             fresh = new[np.isnan(self.first[new])]
             self.first[fresh] = t_end
-            self.run = np.concatenate([self.run, new])
-            self.run_gen = np.concatenate([self.run_gen, self.gen[new] + 1])
-            self.run_out = np.concatenate([self.run_out, self.out_len[new]])
-        fin = self.run_gen >= self.run_out
-        if not fin.any():
+            off = self.gen[new] + 1 - g                  # each has generated gen + 1 tokens
+            fin = self.out_len[new] - off
+            a, b = self.n_run, self.n_run + len(new)
+            if b > self._runs.shape[1]:                  # grow by doubling
+                grown = np.zeros((3, max(2 * self._runs.shape[1], b)), int)
+                grown[:, :a] = self._runs[:, :a]
+                self._runs = grown
+            self._runs[0, a:b], self._runs[1, a:b], self._runs[2, a:b] = new, off, fin
+            self.n_run = b
+            self.off_sum += int(off.sum())
+            self.next_fin = min(self.next_fin, int(fin.min()))
+        if g < self.next_fin:
             return emitted, 0
+        fin = self.run_fin <= g                          # generated >= output length
         f = self.run[fin]
-        self.gen[f] = self.run_gen[fin]
+        self.gen[f] = g + self.run_off[fin]
         self.ttft.extend((self.first[f] - self.arrival[f]).tolist())
         later = f[self.out_len[f] > 1]
         self.tpot.extend(((t_end - self.first[later]) / (self.out_len[later] - 1)).tolist())
-        keep = ~fin
-        self.run, self.run_gen, self.run_out = self.run[keep], self.run_gen[keep], \
-            self.run_out[keep]
+        self._keep(~fin)
         return emitted, len(f)
+
+    def _keep(self, keep: Any) -> None:
+        """Keep only the running sequences where ``keep`` (a mask, or a count of the
+        oldest), in order."""
+        if isinstance(keep, np.ndarray):
+            kept = self._runs[:, :self.n_run][:, keep]
+            self.n_run = kept.shape[1]
+            self._runs[:, :self.n_run] = kept
+        else:
+            self.n_run = int(keep)
+        self.off_sum = int(self.run_off.sum())
+        self.next_fin = int(self.run_fin.min()) if self.n_run else math.inf
 
     def preempt(self) -> int:
         """Drop the newest running sequences until the KV fits; they wait at the front of
         the queue, oldest first, to be recomputed."""
         over = self.kv_in_use() - self.K
-        if over <= 0 or not len(self.run):
+        if over <= 0 or not self.n_run:
             return 0
-        freed = np.cumsum(self.I + self.run_gen[::-1])     # newest first
-        k = min(int(np.searchsorted(freed, over, side="left")) + 1, len(self.run))
+        gen = self.run_gen
+        freed = np.cumsum(self.I + gen[::-1])            # newest first
+        k = min(int(np.searchsorted(freed, over, side="left")) + 1, self.n_run)
         drop = self.run[-k:]
-        self.gen[drop] = self.run_gen[-k:]
+        self.gen[drop] = gen[-k:]
         self.queue.extendleft(drop[::-1].tolist())
-        self.run, self.run_gen, self.run_out = self.run[:-k], self.run_gen[:-k], \
-            self.run_out[:-k]
+        self._keep(self.n_run - k)
         return k
 
 
@@ -491,8 +546,8 @@ def simulate_serving(dep: Deployment, arrival_rate_per_s: float, input_tokens: i
         Forward steps simulated, >= 100 and at most 10,000,000; the run holds the state of
         every request that arrives, at most 2,000,000. The run is one loop iteration per step
         (admission, prefill, decode, retirement and preemption are decisions of each step on
-        the last one's state): measured at 55-180 us per step on one 2-core CI machine's core
-        (more with a larger running batch), so the default 20,000 steps take about 1-4 s and
+        the last one's state): measured at 45-120 us per step on one 2-core CI machine's core
+        (more with a larger running batch), so the default 20,000 steps take about 1-2.5 s and
         the time grows linearly with ``steps``.
     output_cv : float
         Coefficient of variation of the lognormal output length, > 0 (default 0.5).
@@ -565,7 +620,7 @@ def _run(eng: _Engine, ctl: _Controller, table: _StepTable, lam: float, n_steps:
         eng.arrive(lam, clock - dt, dt)
         ctl.admit(eng)
         pre, done = eng.prefill(ctl.budget)
-        batch = len(eng.run)
+        batch = eng.n_run
         dt = table(batch, pre)
         clock += dt
         emitted, retired = eng.advance(done, clock)
