@@ -23,6 +23,7 @@ from tokenomics.core.dtypes import dtype
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.core.units import coerce_fields
 from tokenomics.data import catalog
+from tokenomics.data.display import deployment_repr, entry_html
 from tokenomics.data.interconnect import ALGORITHMS, topology
 from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware, Model
 
@@ -159,6 +160,12 @@ class Deployment:
     allreduce_algorithm: str = "auto"
     redundant_experts: int = 0
     engine: str | None = None
+
+    def __repr__(self) -> str:
+        return deployment_repr(self)
+
+    def _repr_html_(self) -> str:
+        return entry_html(self)
 
     def __post_init__(self) -> None:
         coerce_fields(self, {"runtime_reserve_bytes": "B", "workspace_bytes": "B"})

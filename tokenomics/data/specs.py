@@ -21,6 +21,7 @@ import numpy as np
 from tokenomics.core.dtypes import PEAK_KEYS, DType, dtype
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.core.units import as_magnitude, coerce_fields
+from tokenomics.data.display import entry_html, hardware_repr, model_repr
 from tokenomics.data.efficiency import ROOFLINE, Efficiency  # noqa: F401  (re-exported)
 
 AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
@@ -163,6 +164,12 @@ class Hardware:
     notes: str = ""
     path: str = ""
     achievable_flop_per_s: Mapping[str, float] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return hardware_repr(self)
+
+    def _repr_html_(self) -> str:
+        return entry_html(self)
 
     def __post_init__(self) -> None:
         coerce_fields(self, _HARDWARE_UNITS)
@@ -542,6 +549,12 @@ class Model:
     notes: str = ""
     config: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     path: str = ""
+
+    def __repr__(self) -> str:
+        return model_repr(self)
+
+    def _repr_html_(self) -> str:
+        return entry_html(self)
 
     def __post_init__(self) -> None:
         n = self.num_layers
