@@ -395,3 +395,31 @@ def test_three_hundred_bad_invocations_one_line_each_nothing_written(tmp_path, c
         if rc != 2 or "Traceback" in err or "error:" not in err or out.exists():
             bad.append((" ".join(args), rc, err[-200:]))
     assert not bad, bad[:5]
+
+
+def test_written_tables_say_what_produced_them(tmp_path, capsys):
+    # issue 26: every CSV the CLI writes names its model, hardware, layout, formats,
+    # efficiency and, for costs, the price with its tier and date (the terminal table stays
+    # narrow); counts are whole numbers
+    c = tmp_path / "c.csv"
+    assert main(["cost", "llama-3.1-70b", "h200", "--tp", "2", "--batch", "8", "--csv",
+                 str(c)]) == 0
+    out = capsys.readouterr().out
+    assert "price_tier" not in out and "tokenomics_version" not in out
+    df = pd.read_csv(c)
+    lib = tk.deployment_cost(tk.Deployment("llama-3.1-70b", "h200", tp=2), 8, 8192)
+    assert set(df.model) == {"llama-3.1-70b"} and set(df.hardware) == {"h200"}
+    assert set(df.tp) == {2} and set(df.devices) == {2} and set(df.efficiency) == {"roofline"}
+    assert set(df.usd_per_device_hour) == {lib.usd_per_device_hour}
+    assert set(df.price_tier) == {lib.price_tier} and set(df.price_date) == {lib.price_date}
+    assert set(df.tokenomics_version) == {tk.__version__}
+    r = tmp_path / "r"
+    assert main(["report", "llama-3.1-8b", "h100-sxm", "--context", "2048", "--out",
+                 str(r)]) == 0
+    for name in ("decode.csv", "memory.csv", "operators.csv", "frontier.csv", "cost.csv"):
+        t = pd.read_csv(r / name)
+        assert set(t.model) == {"llama-3.1-8b"} and set(t.hardware) == {"h100-sxm"}, name
+        assert "efficiency" in t.columns, name
+    dec = pd.read_csv(r / "decode.csv")
+    assert dec.batch.dtype.kind == "i" and list(dec.batch[:2]) == [1, 8]
+    assert {"price_tier", "price_date"} <= set(pd.read_csv(r / "cost.csv").columns)

@@ -82,8 +82,16 @@ def _deployment(a: argparse.Namespace) -> Deployment:
     )
 
 
-def _save_table(df: pd.DataFrame, a: argparse.Namespace) -> None:
-    """Write ``df`` to the ``--csv`` and ``--json`` paths, where given (``-``: stdout)."""
+def _save_table(df: pd.DataFrame, a: argparse.Namespace, dep: Deployment | None = None,
+                **more: Any) -> None:
+    """Write ``df`` to the ``--csv`` and ``--json`` paths, where given (``-``: stdout), with
+    the provenance columns of ``dep`` and ``more`` appended
+    (:func:`~tokenomics.surfaces.report.with_provenance`); the terminal table stays narrow."""
+    if not (getattr(a, "csv", None) or getattr(a, "json", None)):
+        return
+    from tokenomics.surfaces.report import with_provenance
+
+    df = with_provenance(df, dep, **more)
     if getattr(a, "csv", None):
         df.to_csv(sys.stdout if a.csv == "-" else a.csv, index=False)
     if getattr(a, "json", None):
@@ -96,7 +104,8 @@ def _save_table(df: pd.DataFrame, a: argparse.Namespace) -> None:
                 json.dump(records, fh, indent=1)
 
 
-def _emit(df: pd.DataFrame, a: argparse.Namespace, title: str = "") -> None:
+def _emit(df: pd.DataFrame, a: argparse.Namespace, title: str = "",
+          dep: Deployment | None = None, **more: Any) -> None:
     """The title on stderr, the table (6 significant digits) on stdout, then ``--csv``/``--json``.
 
     With ``--csv -`` or ``--json -`` the table goes to stderr and stdout carries only the
@@ -104,13 +113,16 @@ def _emit(df: pd.DataFrame, a: argparse.Namespace, title: str = "") -> None:
     """
     import pandas as pd
 
+    from tokenomics.surfaces.report import whole_counts
+
+    df = whole_counts(df)
     to_stdout = "-" not in (getattr(a, "csv", None), getattr(a, "json", None))
     if title:
         print(title, file=sys.stderr)
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50,
                            "display.width", 200, "display.float_format", "{:.6g}".format):
         print(df.to_string(index=False), file=sys.stdout if to_stdout else sys.stderr)
-    _save_table(df, a)
+    _save_table(df, a, dep, **more)
     if "fits" in df.columns and not df["fits"].astype(bool).all():
         n = int((~df["fits"].astype(bool)).sum())
         print(f"tokenomics: warning: {n} of {len(df)} rows do not fit in memory (fits = "
@@ -283,7 +295,8 @@ def cmd_fit(a: argparse.Namespace) -> None:
                 allow_beyond_max_context=d.allow_beyond_max_context)),
         ))
     _emit(_frame(rows), a, f"memory per device: {d.model.id} on {d.n_devices} x "
-          f"{d.hardware.id} (tp={d.tp}, pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}")
+          f"{d.hardware.id} (tp={d.tp}, pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}",
+          dep=d)
 
 
 def cmd_decode(a: argparse.Namespace) -> None:
@@ -300,7 +313,7 @@ def cmd_decode(a: argparse.Namespace) -> None:
                        "comm_time_s", "overhead_s", "fits"]]
     _emit(df, a, f"decode: {d.model.id} on {d.n_devices} x {d.hardware.id} (tp={d.tp}, "
           f"pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}, compute "
-          f"{d.compute_dtype}; {_label(d)}")
+          f"{d.compute_dtype}; {_label(d)}", dep=d)
 
 
 def cmd_prefill(a: argparse.Namespace) -> None:
@@ -316,7 +329,7 @@ def cmd_prefill(a: argparse.Namespace) -> None:
                          bound=r.bound, compute_time_s=r.compute_time_s,
                          memory_time_s=r.memory_time_s, fits=bool(r.fits), phase=r.phase))
     _emit(_frame(rows), a, f"prefill: {d.model.id} on {d.n_devices} x {d.hardware.id}; "
-          f"{_label(d)}")
+          f"{_label(d)}", dep=d)
 
 
 def _concurrency_arg(values: list[str]) -> list[int]:
@@ -351,7 +364,8 @@ def cmd_steady(a: argparse.Namespace) -> None:
         "fits"]]
     _emit(df, a, f"steady state: {d.model.id} on {d.n_devices} x {d.hardware.id} (tp={d.tp}),"
           f" {a.input} in / {a.output} out per request, {a.cached} cached; TPOT carries the "
-          f"prefill of the requests that join each step; {_label(d)}")
+          f"prefill of the requests that join each step; {_label(d)}", dep=d,
+          input_tokens=a.input, output_tokens=a.output, cached_tokens=a.cached)
 
 
 def cmd_roofline(a: argparse.Namespace) -> None:
@@ -372,7 +386,7 @@ def cmd_roofline(a: argparse.Namespace) -> None:
         "MBU)")
     _emit(t, a, f"{a.phase} operators per device: {d.model.id} on {d.hardware.id} "
           f"(datasheet ridge {tk.ridge_point(d.hardware, str(d.compute_dtype)):.1f} FLOP/B at "
-          f"{d.compute_dtype}{derated}); {_label(d)}")
+          f"{d.compute_dtype}{derated}); {_label(d)}", dep=d)
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,7 +428,9 @@ def cmd_frontier(a: argparse.Namespace) -> None:
     cols = ["tokens_per_s_per_user", "tokens_per_s_per_device", "batch", "cost_usd_per_mtok",
             "joules_per_token", "label"]
     _emit(f[cols + [c for c in f.columns if c not in cols]], a,
-          f"Pareto frontier of {a.model} at {a.context} tokens; {_label(deps[0])}")
+          f"Pareto frontier of {a.model} at {a.context} tokens; {_label(deps[0])}",
+          model=deps[0].model.id, efficiency=deps[0].efficiency.label,
+          context_tokens=a.context)
     if a.slo is not None:
         r = tk.best_at(f, a.slo)
         print(f"best at >= {a.slo:g} tokens/s per user: {r.tokens_per_s_per_device:.6g} "
@@ -448,7 +464,9 @@ def cmd_cost(a: argparse.Namespace) -> None:
     ]
     _emit(_frame(rows), a, f"cost per million tokens: {d.model.id} on {d.n_devices} x "
           f"{d.hardware.id} at ${c.usd_per_device_hour:g}/device-hour, decode batch "
-          f"{a.batch[0]} at {a.context[0]} tokens; {_label(d)}")
+          f"{a.batch[0]} at {a.context[0]} tokens; {_label(d)}", dep=d,
+          usd_per_device_hour=c.usd_per_device_hour, price_tier=c.price_tier,
+          price_date=c.price_date, price_source=c.price_source)
 
 
 def cmd_disagg(a: argparse.Namespace) -> None:
@@ -474,7 +492,7 @@ def cmd_disagg(a: argparse.Namespace) -> None:
                  binding=col.binding, ttft_quantile_s=col.ttft_quantile_s, tpot_s=col.tpot_s)]
     _emit(_frame(rows), a, f"goodput within TTFT <= {a.ttft:g} s and TPOT <= {a.tpot:g} s "
           f"for {a.slo_fraction:.0%} of requests: {d.model.id} on {a.devices} x {d.hardware.id}"
-          f" (instances of tp={d.tp}), {a.input} in / {a.output} out")
+          f" (instances of tp={d.tp}), {a.input} in / {a.output} out", dep=d)
 
 
 def _retention_row(p: Any, tier_name: str, label: str, sessions_per_s: float) -> dict[str, Any]:
@@ -631,7 +649,7 @@ def cmd_report(a: argparse.Namespace) -> None:
             shutil.move(str(f), str(out / f.name))
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    _save_table(dec, a)
+    _save_table(dec, a, d)
     print("\n".join(lines))
     print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
 

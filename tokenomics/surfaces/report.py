@@ -17,6 +17,50 @@ if TYPE_CHECKING:
     from tokenomics.data.deployment import Deployment
 
 
+#: Columns that count whole things (sequences, tokens, devices): written as integers where
+#: every value is whole.
+COUNT_COLUMNS = ("batch", "context_tokens", "prompt_tokens", "cached_tokens", "concurrency",
+                 "devices", "tp", "pp", "ep", "max_batch")
+
+
+def whole_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each of :data:`COUNT_COLUMNS` whose values are all whole (and finite) as
+    integers: a batch of 8 reads ``8``, not ``8.0``; a fractional mean stays as it is."""
+    import numpy as np
+
+    out = df.copy()
+    for c in COUNT_COLUMNS:
+        if c in out.columns and out[c].dtype.kind == "f":
+            v = out[c].to_numpy()
+            if np.isfinite(v).all() and (v == np.round(v)).all():
+                out[c] = v.astype(np.int64)
+    return out
+
+
+def with_provenance(df: pd.DataFrame, d: Deployment | None, **more: Any) -> pd.DataFrame:
+    """``df`` with the columns that say what produced it appended: the model, hardware,
+    device count, parallel layout, formats and efficiency (``efficiency``: the preset's
+    label; ``stack``: the fitted stack used, empty for the bound), the library version,
+    and any ``more`` (the price with its tier and date...); a column ``df`` already has is
+    left as it is. ``d`` None adds the version and ``more`` only."""
+    from tokenomics import __version__
+
+    out = whole_counts(df)
+    cols: dict[str, Any] = {}
+    if d is not None:
+        cols.update(model=d.model.id, hardware=d.hardware.id, devices=d.n_devices, tp=d.tp,
+                    pp=d.pp, ep=d.ep, dp_attention=d.dp_attention,
+                    weight_dtype=d.weight_dtype, kv_dtype=d.kv_dtype,
+                    compute_dtype=d.compute_dtype, efficiency=d.efficiency.label,
+                    stack=d.efficiency.stack)
+    cols.update(more)
+    cols["tokenomics_version"] = __version__
+    for k, v in cols.items():
+        if k not in out.columns:
+            out[k] = v
+    return out
+
+
 def _save(ax: Any, path: Any) -> None:
     """Write the figure an Axes belongs to as a PNG."""
     ax.get_figure(root=True).savefig(path, dpi=110)
@@ -39,7 +83,7 @@ def _report_memory(d: Deployment, batches: list[int], ctx: int, mb: int,
     import tokenomics as tk
 
     fit = tk.memory_fit(d, batches, ctx).to_frame()      # batch and context columns first
-    fit.to_csv(out / "memory.csv", index=False)
+    with_provenance(fit, d).to_csv(out / "memory.csv", index=False)
     pooled = tk.min_devices(d.model, d.hardware, 1, ctx, d.weight_dtype, d.kv_dtype,
                             d.usable_memory_fraction)
     own = layout_min_devices(d, 1, ctx, 1)
@@ -58,12 +102,13 @@ def _report_decode(d: Deployment, batches: list[int], ctx: int, prompt: int,
     r = tk.decode(d, batches, ctx)
     dec = r.to_frame()[["batch", "step_time_s", "tokens_per_s_per_user",
                         "tokens_per_s_per_device", "bound", "comm_time_s"]]
-    dec.to_csv(out / "decode.csv", index=False)
+    with_provenance(dec, d).to_csv(out / "decode.csv", index=False)
     lines = ["", "decode:", dec.to_string(index=False, float_format="{:.4g}".format)]
     pre = tk.prefill(d, prompt)
     lines += ["", f"prefill of {prompt} tokens: TTFT {pre.time_s * 1e3:.1f} ms ({pre.bound}-"
               f"bound)"]
-    tk.operator_table(d, "decode", batches[-1], context_tokens=ctx).to_csv(
+    ops = tk.operator_table(d, "decode", batches[-1], context_tokens=ctx)
+    with_provenance(ops, d, batch=batches[-1], context_tokens=ctx).to_csv(
         out / "operators.csv", index=False)
     return dec, lines
 
@@ -82,7 +127,10 @@ def _report_frontier(d: Deployment, ctx: int, slo: float,
         if int(tk.max_batch(x, ctx)) >= 1:
             deps.append(x)
     f = tk.frontier(deps, ctx, efficiency="deployment")
-    f.to_csv(out / "frontier.csv", index=False)
+    with_provenance(f, None, model=d.model.id, hardware=d.hardware.id,
+                    weight_dtype=d.weight_dtype, kv_dtype=d.kv_dtype,
+                    efficiency=d.efficiency.label, context_tokens=ctx).to_csv(
+        out / "frontier.csv", index=False)
     try:
         b = tk.best_at(f, slo)
         return f, ["", f"best at >= {slo:g} tokens/s per user: {b.tokens_per_s_per_device:.4g} "
@@ -106,7 +154,10 @@ def _report_cost(d: Deployment, batch: int, ctx: int, a: argparse.Namespace,
         cost = pd.DataFrame([dict(phase="input", usd_per_mtok=c.input_usd_per_mtok),
                        dict(phase="cached input", usd_per_mtok=c.cached_input_usd_per_mtok),
                        dict(phase="output", usd_per_mtok=c.output_usd_per_mtok)])
-        cost.to_csv(out / "cost.csv", index=False)
+        with_provenance(cost, d, batch=batch, context_tokens=ctx, prompt_tokens=a.prompt,
+                        usd_per_device_hour=c.usd_per_device_hour, price_tier=c.price_tier,
+                        price_date=c.price_date, price_source=c.price_source).to_csv(
+            out / "cost.csv", index=False)
         lines = ["", f"cost at ${c.usd_per_device_hour:g}/device-hour (decode batch "
                  f"{batch}): input ${c.input_usd_per_mtok:.4g}, cached input "
                  f"${c.cached_input_usd_per_mtok:.4g}, output ${c.output_usd_per_mtok:.4g} per "
