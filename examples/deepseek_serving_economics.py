@@ -35,7 +35,7 @@ print(f"cost-profit margin   : {day.cost_profit_margin:.0%}  (DeepSeek: 545%)")
 d = tk.Deployment("deepseek-v3", "h800", tp=16, dp_attention=16, ep=16, weight_dtype="fp8",
                   compute_dtype="fp8", kv_dtype="fp8")
 c = tk.deployment_cost(d, batch=256, context_tokens=4096, prompt_tokens=4096,
-                       usd_per_device_hour=2.0)
+                       device_price=2.0)
 print()
 print("bound on cost per million tokens at $2/H800-hour (batch 256, 4K context):")
 print(f"  input ${c.input_usd_per_mtok:.3f}, cached input ${c.cached_input_usd_per_mtok:.4f}, "

@@ -23,6 +23,7 @@ CLAIMS = [
 m405, m70 = tk.model("llama-3.1-405b"), tk.model("llama-3.1-70b")
 h100, h200 = tk.hardware("h100-sxm"), tk.hardware("h200")
 USERS, CTX = 32, 131_072
+whole = tk.MemoryBudget(m405, h100, usable_memory_fraction=1.0)   # every byte usable
 
 w = tk.weight_bytes(m405, "bf16")
 kv70 = tk.kv_cache_bytes(m70, CTX, USERS)
@@ -37,12 +38,12 @@ print(f"corrected       : ({w / 1e9:.0f} + {kv405 / 1e9:.0f}) GB / 80 GB = "
 print(f"at the driver-visible {h100.mem_usable_bytes / 1e9:.1f} GB "
       f"({h100.mem_usable_bytes / 2**30:.1f} GiB): "
       f"{(w + kv405) / h100.mem_usable_bytes:.1f} -> "
-      f"{tk.min_devices(m405, h100, USERS, CTX, usable_memory_fraction=1.0)} H100, "
-      f"{tk.min_devices(m405, h100, USERS, CTX, usable_memory_fraction=1.0, multiple_of=8)}"
+      f"{tk.min_devices(whole, USERS, CTX)} H100, "
+      f"{tk.min_devices(whole, USERS, CTX, multiple_of=8)}"
       " in multiples of 8")
 print()
 print("With 90% of memory usable (vLLM's default) and other formats:")
 for hw in (h100, h200):
     for wd, kd in (("bf16", "bf16"), ("fp8", "fp8")):
-        n = tk.min_devices(m405, hw, USERS, CTX, weight_dtype=wd, kv_dtype=kd, multiple_of=8)
+        n = tk.min_devices(tk.MemoryBudget(m405, hw, wd, kd), USERS, CTX, multiple_of=8)
         print(f"  {hw.id:9s} weights {wd:4s} KV {kd:4s}: {n:3d} devices (multiples of 8)")

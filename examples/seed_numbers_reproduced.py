@@ -48,13 +48,13 @@ say("S13", "KV outgrows weights at ~431K tokens",
     f"{tk.weight_bytes(l70, 'bf16') / tk.kv_bytes_per_token(l70):,.0f}")
 say("S14", "128K x 512 ~22 TB", f"{tk.kv_cache_bytes(l70, 131_072, 512) / 1e12:.1f} TB")
 src = (tk.weight_bytes(l405, 'bf16') + tk.kv_cache_bytes(l70, 131_072, 32)) / 80e9
+whole = tk.MemoryBudget(l405, h100, usable_memory_fraction=1)     # every byte usable
 say("S15", "405B, 32 users at 128K: ~27 H100 (70B's KV); 38 / 40 at 80 GB",
     f"source {src:.1f}; at the driver's 85.5 GB: "
-    f"{tk.min_devices(l405, h100, 32, 131_072, usable_memory_fraction=1)}"
-    f" / {tk.min_devices(l405, h100, 32, 131_072, usable_memory_fraction=1, multiple_of=8)}")
+    f"{tk.min_devices(whole, 32, 131_072)} / {tk.min_devices(whole, 32, 131_072, multiple_of=8)}")
 say("S16", "70B: 2 H100 at FP16, 1 at FP8",
-    f"{tk.min_devices(l70, h100, 1, 0, 'fp16', usable_memory_fraction=1)}, "
-    f"{tk.min_devices(l70, h100, 1, 0, 'fp8', usable_memory_fraction=1)}")
+    f"{tk.min_devices(tk.MemoryBudget(l70, h100, 'fp16', usable_memory_fraction=1), 1, 0)}, "
+    f"{tk.min_devices(tk.MemoryBudget(l70, h100, 'fp8', usable_memory_fraction=1), 1, 0)}")
 say("S17", "NVFP4 4.5 bits, MXFP4 4.25; ~1.8x vs FP8 a weight",
     f"{tk.dtype('nvfp4').bits}, {tk.dtype('mxfp4').bits}; "
     f"{tk.dtype('fp8').bits / tk.dtype('nvfp4').bits:.2f}x a weight, "
@@ -69,7 +69,7 @@ say("S24", "chunked 8,192-token prefill: lower TBT, higher TTFT",
     f"TBT {cp.worst_tbt_s * 1e3:.0f} vs {cp.unchunked_worst_tbt_s * 1e3:.0f} ms; "
     f"TTFT {cp.ttft_s * 1e3:.0f} vs {cp.unchunked_ttft_s * 1e3:.0f} ms")
 sd = tk.speculative_decode(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4), 1, 4096, k=8,
-                           alpha=0.8, draft_fraction=0.01)
+                           alpha=0.8, drafter=tk.Drafter(draft_fraction=0.01))
 say("S25", "1/100 draft, k=8, 2-4x faster decode", f"{float(sd.speedup_per_user):.2f}x")
 pc = tk.prefix_cached_prefill(tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4), 12_022,
                               cached_tokens=12_000)

@@ -24,8 +24,9 @@ for name, dep, batches in (
     print(name)
     ctx = 2048 if "70B" in name else 256
     for batch in batches:
-        r = tk.speculative_decode(dep, batch, ctx, k=4, alpha=0.8, draft_fraction=0.01,
+        drafter = tk.Drafter(draft_fraction=0.01)       # a draft step at 1% of the target's
+        r = tk.speculative_decode(dep, batch, ctx, k=4, alpha=0.8, drafter=drafter,
                                   on_oom="mark")
-        k = tk.best_speculation_k(dep, batch, ctx, alpha=0.8, draft_fraction=0.01)
+        k = tk.best_speculation_k(dep, batch, ctx, alpha=0.8, drafter=drafter)
         print(f"  batch {batch:>4}: k=4 speed-up per user {float(r.speedup_per_user):.2f}x, "
               f"best k = {int(k)}")

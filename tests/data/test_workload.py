@@ -125,6 +125,25 @@ def test_toy_wrong_calls_name_the_new_signature():
         toy(Workload(1, 1), size=3)                              # no such keyword
 
 
+def test_a_0_1_call_warns_with_its_removal_and_the_new_form():
+    # issue 26: the 0.1 forms stay callable until their removal release, each with a
+    # DeprecationWarning that names the new form and points at the caller's line
+    with pytest.warns(DeprecationWarning, match=r"toy\(input_tokens, output_tokens, scale=2\) "
+                      r"is the 0\.1 call form, deprecated and to be removed in 0\.2; call "
+                      r"toy\(workload, scale=2\)") as rec:
+        assert toy(100, 20) == 240
+    assert rec[0].filename == __file__
+    with pytest.warns(DeprecationWarning) as rec:        # through two wrappers, and inputs
+        tk.min_devices(tk.model("llama-3.1-8b"), tk.hardware("h100-sxm"), 1, 8192)
+    assert rec[0].filename == __file__
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # the new forms never warn
+        toy(Workload(100, 20))
+        tk.min_devices(tk.Deployment("llama-3.1-8b", "h100-sxm"), 1, 8192)
+
+
 # ---- accepts_legacy on a real function -----------------------------------------------------
 def test_a_real_function_gives_one_result_for_every_form():
     from tokenomics.serving.disagg import disaggregated_goodput

@@ -22,6 +22,8 @@ import functools
 import inspect
 import math
 import numbers
+import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -139,6 +141,18 @@ def _number_like(v: Any) -> bool:
 
 _VALUE_OBJECTS = (Workload, SLO, Link)
 _F = TypeVar("_F", bound=Callable[..., Any])
+#: The release that drops the 0.1 call forms (each warns with a DeprecationWarning until
+#: then).
+LEGACY_REMOVAL = "0.2"
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside this module (the
+    user's call, through however many of this module's wrappers)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def accepts_legacy(old_params: Sequence[str], defaults: Mapping[str, Any],
@@ -214,6 +228,10 @@ def accepts_legacy(old_params: Sequence[str], defaults: Mapping[str, Any],
                 return fn(*args, **kwargs)
             if any(isinstance(v, _VALUE_OBJECTS) for v in bound.arguments.values()):
                 raise wrong_call("a value object among 0.1's loose arguments")
+            warnings.warn(
+                f"{fn.__name__}{old_sig} is the 0.1 call form, deprecated "
+                f"and to be removed in {LEGACY_REMOVAL}; call {fn.__name__}{plain}",
+                DeprecationWarning, stacklevel=_caller_level())
             bound.apply_defaults()
             return fn(**build(dict(bound.arguments)))
 

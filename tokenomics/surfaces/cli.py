@@ -82,6 +82,17 @@ def _deployment(a: argparse.Namespace) -> Deployment:
     )
 
 
+def _pooled_budget(d: Deployment) -> Any:
+    """The memory budget of ``d`` with its KV pooled over any layout (the device count a
+    model needs whatever its parallelism): its formats, usable share and reserve, no
+    workspace."""
+    import tokenomics as tk
+
+    return tk.MemoryBudget(d.model, d.hardware, d.weight_dtype, d.kv_dtype,
+                           d.usable_memory_fraction, d.runtime_reserve_bytes,
+                           allow_beyond_max_context=d.allow_beyond_max_context)
+
+
 def _save_table(df: pd.DataFrame, a: argparse.Namespace, dep: Deployment | None = None,
                 **more: Any) -> None:
     """Write ``df`` to the ``--csv`` and ``--json`` paths, where given (``-``: stdout), with
@@ -279,9 +290,7 @@ def cmd_fit(a: argparse.Namespace) -> None:
     for b, c in itertools.product(a.batch, a.context):
         f = tk.memory_fit(d, b, c)
         mb = tk.max_batch(d, c)
-        need = tk.devices_needed(d.model, d.hardware, b, c, d.weight_dtype, d.kv_dtype,
-                                 d.usable_memory_fraction, d.runtime_reserve_bytes,
-                                 allow_beyond_max_context=d.allow_beyond_max_context)
+        need = tk.devices_needed(_pooled_budget(d), b, c)
         rows.append(dict(
             batch=b, context_tokens=c, weights_gb=f.weights_bytes / 1e9,
             kv_gb=f.kv_bytes / 1e9, workspace_gb=f.workspace_bytes / 1e9,
@@ -289,10 +298,8 @@ def cmd_fit(a: argparse.Namespace) -> None:
             usable_gb=f.usable_bytes / 1e9, capacity_gb=f.capacity_bytes / 1e9,
             fits=bool(f.fits), max_batch=int(mb), devices_needed=float(need),
             min_devices=layout_min_devices(d, b, c, a.multiple_of),
-            min_devices_pooled=int(tk.min_devices(
-                d.model, d.hardware, b, c, d.weight_dtype, d.kv_dtype,
-                d.usable_memory_fraction, d.runtime_reserve_bytes, multiple_of=a.multiple_of,
-                allow_beyond_max_context=d.allow_beyond_max_context)),
+            min_devices_pooled=int(tk.min_devices(_pooled_budget(d), b, c,
+                                                  multiple_of=a.multiple_of)),
         ))
     _emit(_frame(rows), a, f"memory per device: {d.model.id} on {d.n_devices} x "
           f"{d.hardware.id} (tp={d.tp}, pp={d.pp}), weights {d.weight_dtype}, KV {d.kv_dtype}",
@@ -443,7 +450,7 @@ def cmd_cost(a: argparse.Namespace) -> None:
 
     d = _deployment(a)
     c = tk.deployment_cost(d, a.batch[0], a.context[0], prompt_tokens=a.prompt,
-                           usd_per_device_hour=a.price, tier=a.tier)
+                           device_price=a.price if a.price is not None else a.tier)
     pre = tk.energy_per_token(c.input_tokens_per_s_per_device, d.hardware) \
         if d.hardware.tdp_w else None
     dec = tk.energy_per_token(c.output_tokens_per_s_per_device, d.hardware) \
@@ -474,12 +481,11 @@ def cmd_disagg(a: argparse.Namespace) -> None:
     import tokenomics as tk
 
     d = _deployment(a)
-    split = tk.best_pool_ratio(d, d, a.devices, a.input, a.output, a.ttft, a.tpot,
-                               slo_fraction=a.slo_fraction,
-                               link_bytes_per_s=a.link_gbps * 1e9 / 8)
+    work, slo = tk.Workload(a.input, a.output), tk.SLO(a.ttft, a.tpot, a.slo_fraction)
+    split = tk.best_pool_ratio(d, d, a.devices, work, slo,
+                               tk.Link(a.link_gbps * 1e9 / 8, 10e-6))   # 10 us per transfer
     n_inst = max(1, a.devices // d.n_devices)
-    col = tk.colocated_goodput(d, n_inst, a.input, a.output, a.ttft, a.tpot,
-                               slo_fraction=a.slo_fraction, token_budget=a.token_budget)
+    col = tk.colocated_goodput(d, n_inst, work, slo, token_budget=a.token_budget)
     g = split.goodput
     rows = [dict(layout=f"disaggregated {split.n_prefill}P:{split.n_decode}D",
                  devices=g.n_devices, goodput_req_per_s_per_device=g.goodput_per_s_per_device,

@@ -84,8 +84,8 @@ def _report_memory(d: Deployment, batches: list[int], ctx: int, mb: int,
 
     fit = tk.memory_fit(d, batches, ctx).to_frame()      # batch and context columns first
     with_provenance(fit, d).to_csv(out / "memory.csv", index=False)
-    pooled = tk.min_devices(d.model, d.hardware, 1, ctx, d.weight_dtype, d.kv_dtype,
-                            d.usable_memory_fraction)
+    pooled = tk.min_devices(tk.MemoryBudget(d.model, d.hardware, d.weight_dtype, d.kv_dtype,
+                                            d.usable_memory_fraction), 1, ctx)
     own = layout_min_devices(d, 1, ctx, 1)
     need = f"{own} at tp={d.tp}" if own is not None else f"none at tp={d.tp}"
     return [f"memory per device: weights {fit.weights_bytes.iloc[0] / 1e9:.1f} GB of "
@@ -147,8 +147,7 @@ def _report_cost(d: Deployment, batch: int, ctx: int, a: argparse.Namespace,
     import tokenomics as tk
 
     try:
-        c = tk.deployment_cost(d, batch, ctx, prompt_tokens=a.prompt,
-                               usd_per_device_hour=a.price)
+        c = tk.deployment_cost(d, batch, ctx, prompt_tokens=a.prompt, device_price=a.price)
         e = tk.energy_per_token(c.output_tokens_per_s_per_device, d.hardware) \
             if d.hardware.tdp_w else None
         cost = pd.DataFrame([dict(phase="input", usd_per_mtok=c.input_usd_per_mtok),
