@@ -46,6 +46,31 @@ def test_render_check_names_raw_markup_and_missing_figures(tmp_path):
     assert any("must work offline" in p for p in problems)
 
 
+def test_a_formula_that_starts_a_line_stays_in_its_paragraph():
+    # issue 26: "head dimension\n$d$ (value ...)" was split into one-formula paragraphs,
+    # because Python-Markdown counts <math> among its block-level tags
+    markdown = pytest.importorskip("markdown")
+    math = _load("math")
+    html = markdown.markdown(math.render("Notation: head dimension\n$d$ (value $d_v$), "
+                                         "vocabulary $V$.\n\nNext."))
+    assert html.count("<p>") == 2 and html.startswith("<p>Notation:")
+    assert html.count('<span class="math"><math') == 3
+
+
+def test_render_check_names_broken_paragraphs_and_single_dollar_tex(tmp_path):
+    check = _load("check_site")
+    page = tmp_path / "time" / "index.html"
+    page.parent.mkdir()
+    page.write_text('<p>head dimension</p>\n<math display="inline"><mi>d</mi></math>\n'
+                    '<p>(value $d_{v}$)</p><p>costs $4.54 and $5 an hour</p>')
+    problems = [p for p in check.check(tmp_path) if p.startswith("time")]
+    assert any("1 inline formulas outside their paragraph" in p for p in problems)
+    assert any("raw markup '$d_{v}$'" in p for p in problems)
+    page.write_text('<p>head dimension <span class="math"><math display="inline"><mi>d</mi>'
+                    '</math></span> costs $4.54 and $5 an hour</p>')
+    assert not [p for p in check.check(tmp_path) if p.startswith("time")]
+
+
 def test_every_api_page_goes_into_the_navigation_by_stage(tmp_path):
     nav_hook = _load("api_nav")
     api = tmp_path / "generated" / "api"

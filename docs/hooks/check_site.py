@@ -3,7 +3,8 @@
     python docs/hooks/check_site.py SITE_DIR
 
 Exits 1 naming each failure: a page whose TeX was left raw (``$`` around TeX, ``.. math::``,
-``:func:``), an ``<img>`` whose file is missing, a script or stylesheet loaded from the
+``:func:``), a paragraph broken by a formula that began a source line, an ``<img>`` whose
+file is missing, a script or stylesheet loaded from the
 network (the build must work offline), or a sample page without its MathML.
 """
 
@@ -19,6 +20,13 @@ MATH_PAGES = ("physics/index.html", "generated/api/physics.formulas/index.html",
 #: Pages that must show figures.
 FIGURE_PAGES = ("generated/calibration/index.html", "generated/gallery/index.html")
 _RAW = re.compile(r"\.\. math::|:(?:func|class|mod|data|attr|meth):`|\$\$")
+#: TeX left between single dollars: a backslash, a sub- or superscript or a brace inside
+#: ``$...$`` (prices such as "$4.54 and $5" carry none of them)
+_RAW_TEX = re.compile(r"(?<![\\$\w])\$(?=\S)[^$\n]{1,200}?[\\^_{][^$\n]{0,200}?(?<=\S)\$(?![\w$])")
+#: Inline math that is not inside a paragraph, list item or cell: a line that began with a
+#: formula and broke its paragraph in two
+_STRAY_INLINE = re.compile(r'</p>\s*<math[^>]*display="inline"|^<math[^>]*display="inline"',
+                           re.M)
 
 
 def _text(html: str) -> str:
@@ -40,9 +48,14 @@ def check(site: Path) -> list[str]:
             errors.append(f"{rel}: no figure")
     for page in site.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
-        raw = _RAW.search(_text(html))
+        text = _text(html)
+        raw = _RAW.search(text) or _RAW_TEX.search(text)
         if raw:
-            errors.append(f"{page.relative_to(site)}: raw markup {raw.group(0)!r}")
+            errors.append(f"{page.relative_to(site)}: raw markup {raw.group(0)[:60]!r}")
+        stray = len(_STRAY_INLINE.findall(html))
+        if stray:
+            errors.append(f"{page.relative_to(site)}: {stray} inline formulas outside their "
+                          f"paragraph (a line that starts with $...$ broke it)")
         for url in re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', html):
             errors.append(f"{page.relative_to(site)}: loads {url} (the site must work offline)")
         for src in re.findall(r'<img[^>]+src="([^"]+)"', html):

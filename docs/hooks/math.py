@@ -25,7 +25,10 @@ def render(markdown: str) -> str:
         display = m.group(1) is not None
         tex = (m.group(1) or m.group(2)).strip()
         html = convert(tex, display="block" if display else "inline")
-        return f"\n\n{html}\n\n" if display else html
+        # inline math stays inside its paragraph: Python-Markdown counts <math> among the
+        # block-level tags, so a line that began with one would end the paragraph there
+        return f"\n\n{html}\n\n" if display else f'<span class="math">{html}</span>'
+
 
     parts = _CODE.split(markdown)
     return "".join(p if i % 2 else _MATH.sub(one, p) for i, p in enumerate(parts))
