@@ -105,3 +105,33 @@ def test_moved_module_names_its_new_homes_for_a_missing_name():
 def test_unknown_name_is_an_attribute_error_that_names_it():
     with pytest.raises(AttributeError, match="no_such_thing"):
         tk.no_such_thing  # noqa: B018
+
+
+def test_every_public_function_documents_its_parameters_and_units():
+    # issue 26 (docs a reader enjoys): each tk.* function that takes arguments has a numpydoc
+    # Parameters section naming every one of them
+    import inspect
+
+    missing = {}
+    for name in tk.__all__:
+        f = getattr(tk, name)
+        if not callable(f) or isinstance(f, type):
+            continue
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if not params:
+            continue
+        doc = inspect.getdoc(f) or ""
+        if "Parameters\n----------" not in doc:
+            missing[name] = "no Parameters section"
+            continue
+        section = doc.split("Parameters\n----------", 1)[1]
+        section = section.split("\n\n" + next((h for h in ("Returns", "Raises", "Notes",
+                                                             "Examples", "References")
+                                               if f"\n{h}\n---" in section), "\0"), 1)[0]
+        named = {n.strip() for line in section.splitlines() if line and not line[0].isspace()
+                 for n in line.split(":")[0].split(",")}
+        absent = [p.name for p in params if p.name not in named]
+        if absent:
+            missing[name] = f"does not describe {absent}"
+    assert not missing, missing

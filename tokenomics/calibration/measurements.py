@@ -81,6 +81,17 @@ def load_measurements(path: str | Path | None = None, *, include_reserved: bool 
                       ) -> list[Measurement]:
     """Read and validate a measurements file (default: the bundled one).
 
+    Parameters
+    ----------
+    path : str or Path, optional
+        A measurements TOML file; default the bundled ``measurements/measured.toml``.
+    include_reserved : bool
+        Also return the rows held for independent validation.
+
+    Returns
+    -------
+    list of Measurement
+
     Rows marked ``reserved = true`` (MLPerf Inference v5.1 and later: held out for
     independent validation) are left out unless ``include_reserved``.
 
@@ -167,6 +178,11 @@ def bound_for(m: Measurement) -> dict[str, Any]:
 
 def measured_vs_bound(path: str | Path | None = None) -> pd.DataFrame:
     """Every measurement beside its roofline bound.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A measurements TOML file; default the bundled one (:func:`load_measurements`).
 
     Returns
     -------

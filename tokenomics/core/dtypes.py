@@ -163,6 +163,17 @@ def dtype(name: str | DType) -> DType:
 def bytes_per_element(name: str | DType) -> float:
     """Effective bytes per element of a format, block scales included [B].
 
+    Parameters
+    ----------
+    name : str or DType
+        A format name or alias (``"bf16"``, ``"fp8"``, ``"nvfp4"``, ``"mxfp4"``).
+
+    Returns
+    -------
+    float
+        :math:`\\text{bits} / 8`, where the bits count each block's scale spread over its
+        elements (MXFP4: 4 + 8/32 = 4.25 bits = 0.53125 B).
+
     Examples
     --------
     >>> bytes_per_element("bf16"), bytes_per_element("mxfp4")

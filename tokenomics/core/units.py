@@ -147,6 +147,18 @@ def _extend_application_registry() -> None:
 def Q_(value: Any, unit: str) -> Any:  # noqa: N802 - pint's conventional name
     """Build a pint ``Quantity`` in the library's registry, e.g. ``Q_(3.35, "TB/s")``.
 
+    Parameters
+    ----------
+    value : float or array_like
+        The magnitude, in ``unit``.
+    unit : str
+        A unit string the registry knows (``"TB/s"``, ``"GiB"``, ``"ms"``, ``"USD/hour"``).
+
+    Returns
+    -------
+    pint.Quantity
+        Of the library's registry, so it converts with every function's inputs.
+
     Raises
     ------
     UnitError
@@ -321,6 +333,16 @@ _SUFFIX_UNITS: tuple[tuple[str, str], ...] = (
 def unit_of(name: str) -> str | None:
     """The unit a field or column name stands for by the library's naming convention
     (``step_time_s`` -> ``"s"``, ``cost_usd_per_mtok`` -> ``"USD/Mtoken"``), or None.
+
+    Parameters
+    ----------
+    name : str
+        A result field or table column name (``tokens_per_s_per_device``, ``kv_bytes``).
+
+    Returns
+    -------
+    str or None
+        The pint unit string its suffix stands for; None for a name without a unit suffix.
 
     Examples
     --------

@@ -679,6 +679,16 @@ def _lookup(name: Any, table: Mapping[str, Any], aliases: Mapping[str, str], wha
 def hardware(name: str | Hardware) -> Hardware:
     """Look up an accelerator by id or alias (case-insensitive), e.g. ``"h100-sxm"``.
 
+    Parameters
+    ----------
+    name : str or Hardware or System
+        A catalog id or alias; a Hardware passes through.
+
+    Returns
+    -------
+    Hardware
+        The catalog entry (user catalog folders first, :func:`use_catalog`).
+
     A :class:`~tokenomics.data.systems.System` gives its device with the system's scale-up
     domain and wiring (``System.hardware``), so a Deployment may be built on a system.
 
@@ -703,6 +713,16 @@ def hardware(name: str | Hardware) -> Hardware:
 
 def model(name: str | Model) -> Model:
     """Look up a model by id or alias (case-insensitive), e.g. ``"llama-3.1-70b"``.
+
+    Parameters
+    ----------
+    name : str or Model
+        A catalog id or alias; a Model passes through.
+
+    Returns
+    -------
+    Model
+        The catalog entry (user catalog folders first, :func:`use_catalog`).
 
     Raises
     ------

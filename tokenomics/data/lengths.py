@@ -228,6 +228,17 @@ def _catalog() -> dict[str, RequestLengths]:
 def request_lengths(name: str | RequestLengths) -> RequestLengths:
     """A bundled workload's length distribution (``measurements/workloads.toml``).
 
+    Parameters
+    ----------
+    name : str or RequestLengths
+        A bundled workload's name (``"mlperf-llama3.1-405b"``); a RequestLengths passes
+        through.
+
+    Returns
+    -------
+    RequestLengths
+        Input and output length nodes and weights, with their source.
+
     Raises
     ------
     UnknownEntryError

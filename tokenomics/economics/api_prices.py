@@ -100,6 +100,17 @@ def _prices() -> dict[str, ApiPrice]:
 def price(provider_model_id: str) -> ApiPrice:
     """A provider's dated price list by ``"provider/model"`` id (case-insensitive).
 
+    Parameters
+    ----------
+    provider_model_id : str
+        ``"<provider>/<model>"`` as in ``price_catalog/api_prices.toml``.
+
+    Returns
+    -------
+    ApiPrice
+        Input, cached-input and output prices [USD per million tokens] with their date and
+        source.
+
     Raises
     ------
     UnknownEntryError
@@ -225,6 +236,13 @@ def blended_price(p: ApiPrice | str, input_tokens: Any, output_tokens: Any,
 
 def margin(price_usd_per_mtok: Any, cost_usd_per_mtok: Any) -> Any:
     """Gross margin of selling at a price what costs ``cost`` to make, as a fraction of price.
+
+    Parameters
+    ----------
+    price_usd_per_mtok : float or array_like
+        Selling price [USD per million tokens], > 0.
+    cost_usd_per_mtok : float or array_like
+        Cost to make them [USD per million tokens], >= 0.
 
     Returns
     -------

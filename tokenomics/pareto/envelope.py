@@ -430,6 +430,9 @@ def crossings(a: DecodeCurve | Deployment, b: DecodeCurve | Deployment,
     ----------
     a, b : DecodeCurve or Deployment
         Curves (or deployments, then ``context_tokens`` is required).
+    context_tokens : float, optional
+        KV length of every sequence [token] at which deployments' curves are computed
+        (:func:`decode_curve`); ignored for curves.
 
     Returns
     -------
@@ -485,6 +488,17 @@ def crossings(a: DecodeCurve | Deployment, b: DecodeCurve | Deployment,
 
 def pareto_mask(x: Any, y: Any) -> np.ndarray:
     """Mask of the non-dominated points (higher ``x`` and higher ``y`` are both better).
+
+    Parameters
+    ----------
+    x, y : array_like
+        The two objectives of each point (e.g. tokens/s per user and per device), same
+        length.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True where no other point is at least as good in both and better in one.
 
     Examples
     --------

@@ -427,6 +427,13 @@ def group_p2p_time(topo: Topology, message_bytes: Any, crosses_domain: bool) -> 
 def pipeline_bubble_fraction(pp: int, microbatches: int) -> float:
     """Idle fraction of a pipeline of ``pp`` stages fed ``microbatches`` micro-batches.
 
+    Parameters
+    ----------
+    pp : int
+        Pipeline stages, >= 1.
+    microbatches : int
+        Micro-batches in flight per cycle :math:`m`, >= 1.
+
     Returns
     -------
     float

@@ -97,6 +97,16 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
 def weight_bytes_per_device(dep: Deployment) -> float:
     r"""Weight bytes one device of the replica holds [B].
 
+    Parameters
+    ----------
+    dep : Deployment
+        The replica: its model, formats, ``tp``, ``pp`` and ``dp_attention``.
+
+    Returns
+    -------
+    float
+        :math:`W_\mathrm{dev}` below [B].
+
     Notes
     -----
     Everything is split evenly over the ``tp * pp`` devices, except that attention data

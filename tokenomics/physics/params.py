@@ -184,6 +184,11 @@ class ParamBreakdown(dict):
 def param_breakdown(model: Model) -> ParamBreakdown:
     """Parameters per component of the main model (MTP modules excluded) [parameters].
 
+    Parameters
+    ----------
+    model : Model
+        The architecture (a catalog entry or one built from a config).
+
     Returns
     -------
     ParamBreakdown

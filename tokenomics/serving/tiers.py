@@ -403,6 +403,17 @@ def hbm_tier(hardware: Hardware | str = "h100-sxm",
 def kv_tiers(hardware: Hardware | str = "h100-sxm") -> Mapping[str, Tier]:
     """Every KV tier, HBM of ``hardware`` first, then the bundled ``kv_tiers.toml``.
 
+    Parameters
+    ----------
+    hardware : Hardware or str
+        The device whose HBM is the first tier (its capacity and bandwidth); default
+        ``"h100-sxm"``.
+
+    Returns
+    -------
+    Mapping of str to Tier
+        Tier name -> :class:`Tier`, fastest first.
+
     Examples
     --------
     >>> list(kv_tiers())
@@ -413,6 +424,17 @@ def kv_tiers(hardware: Hardware | str = "h100-sxm") -> Mapping[str, Tier]:
 
 def tier(name: str | Tier, hardware: Hardware | str = "h100-sxm") -> Tier:
     """One tier by name (``"hbm"``, ``"dram"``, ``"grace_lpddr"``, ``"ssd"``, ``"network"``).
+
+    Parameters
+    ----------
+    name : str or Tier
+        A tier name of :func:`kv_tiers`; a Tier passes through.
+    hardware : Hardware or str
+        The device whose HBM ``"hbm"`` is; default ``"h100-sxm"``.
+
+    Returns
+    -------
+    Tier
 
     A :class:`Tier` passes through, so functions taking a tier accept either.
 
