@@ -3,8 +3,8 @@
     python docs/hooks/check_site.py SITE_DIR
 
 Exits 1 naming each failure: a page whose TeX was left raw (``$`` around TeX, ``.. math::``,
-``:func:``), a paragraph broken by a formula that began a source line, an ``<img>`` whose
-file is missing, a script or stylesheet loaded from the
+``:func:``), a paragraph broken by a formula that began a source line, a cross-reference
+whose page or heading is missing, an ``<img>`` whose file is missing, a script or stylesheet loaded from the
 network (the build must work offline), or a sample page without its MathML.
 """
 
@@ -58,6 +58,12 @@ def check(site: Path) -> list[str]:
                           f"paragraph (a line that starts with $...$ broke it)")
         for url in re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', html):
             errors.append(f"{page.relative_to(site)}: loads {url} (the site must work offline)")
+        for rel, anchor in re.findall(r'href="\.\./([\w.]+)/#([\w\-]+)"', html):
+            target = page.parent.parent / rel / "index.html"
+            if not target.exists() or f'id="{anchor}"' not in target.read_text(
+                    encoding="utf-8"):
+                errors.append(f"{page.relative_to(site)}: link to {rel}/#{anchor} has no "
+                              f"target")
         for src in re.findall(r'<img[^>]+src="([^"]+)"', html):
             if not src.startswith(("http:", "https:", "data:")) and \
                     not (page.parent / src).resolve().exists():

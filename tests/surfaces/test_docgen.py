@@ -105,3 +105,23 @@ def test_highlight_css_styles_the_codehilite_blocks(tmp_path):
     css = (tmp_path / "pygments.css").read_text()
     # Pygments' token classes under the block class codehilite writes: .k (keyword), .s (string)
     assert ".codehilite .k " in css and ".codehilite .s " in css
+
+
+def test_cross_references_link_to_the_page_and_heading_that_document_them(api):
+    # issue 26: ":func:`frontier`" is a link, not plain code. tk.frontier is defined in
+    # tokenomics.pareto.envelope, documented there under "## frontier"; a bare name links
+    # from a module that imports it; a method links to its class; numpy gets no link
+    import tokenomics.serving.steady as steady
+    from tokenomics.surfaces.docgen import api_link
+
+    assert api_link("tokenomics.frontier", steady) == "pareto.envelope.md#frontier"
+    assert api_link("~tokenomics.decode", steady) == "physics.step.md#decode"
+    assert api_link("steady_state", steady) == "serving.steady.md#steady_state"
+    assert api_link("tokenomics.data.specs.Hardware.achievable_share", steady) == \
+        "data.specs.md#hardware"
+    assert api_link("tokenomics.physics.formulas", steady) == "physics.formulas.md"
+    assert api_link("numpy.interp", steady) is None and api_link("nope", steady) is None
+    page = (api / "pareto.queries.md").read_text()
+    assert "[`frontier`](pareto.envelope.md#frontier)" in page
+    for target in set(__import__("re").findall(r"\]\(([\w.]+\.md)#(\w+)\)", page)):
+        assert f"## {target[1]}" in (api / target[0]).read_text().lower(), target

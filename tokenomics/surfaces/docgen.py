@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.surfaces.docstrings import docstring_markdown
+from tokenomics.surfaces.docstrings import docstring_markdown, linking
 
 
 def _md_table(df: pd.DataFrame, floatfmt: str = "{:.4g}") -> str:
@@ -297,9 +297,56 @@ def api_pages(out: Path) -> None:
     (api / "index.md").write_text("\n".join(index) + "\n")
 
 
+def _lookup(root: Any, parts: list[str]) -> Any:
+    """``root.a.b...``; a class stands for its methods and attributes."""
+    obj = root
+    for i, p in enumerate(parts):
+        obj = getattr(obj, p)
+        if inspect.isclass(obj) and i < len(parts) - 1:
+            return obj
+    return obj
+
+
+def api_link(target: str, here: ModuleType) -> str | None:
+    """The API page (and heading) that documents a cross-reference's target, relative to the
+    API folder: ``"physics.step.md#decode"`` for ``tokenomics.decode`` or a bare ``decode``
+    seen from a module that imports it; a method or attribute links to its class. None for
+    what the site does not document (numpy, pint, a constant)."""
+    import tokenomics
+
+    parts = target.lstrip("~").split(".")
+    if parts[0] == "tokenomics":
+        parts = parts[1:]
+    obj: Any = None
+    for root in (here, tokenomics):
+        try:
+            obj = _lookup(root, parts)
+            break
+        except AttributeError:
+            obj = None
+    if inspect.ismodule(obj):
+        name, mod = None, obj.__name__
+    elif inspect.isclass(obj) or inspect.isfunction(obj):
+        name, mod = obj.__name__, obj.__module__
+    else:
+        return None
+    bits = mod.split(".")
+    if len(bits) != 3 or bits[0] != "tokenomics" or \
+            bits[2] not in getattr(importlib.import_module(".".join(bits[:2])), "_MODULES", ()):
+        return None
+    page = f"{bits[1]}.{bits[2]}.md"
+    return page if name is None else f"{page}#{name.lower()}"
+
+
 def _module_page(mod: ModuleType) -> str:
     """Markdown of one module: its docstring, then each public function's and class's, each
-    under a heading of its name with the signature below (numpydoc sections rendered)."""
+    under a heading of its name with the signature below (numpydoc sections rendered;
+    cross-references linked to the page that documents their target, :func:`api_link`)."""
+    with linking(lambda t: api_link(t, mod)):
+        return _module_markdown(mod)
+
+
+def _module_markdown(mod: ModuleType) -> str:
     lines = [f"# `{mod.__name__}`\n", docstring_markdown(mod.__doc__ or ""), ""]
     public = getattr(mod, "__all__", None) or [
         n for n, o in vars(mod).items() if not n.startswith("_")

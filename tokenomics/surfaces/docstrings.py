@@ -4,7 +4,8 @@ The docstrings are numpydoc (reStructuredText inside); the site is MkDocs (Markd
 sections are parsed by numpydoc's own parser (``numpydoc.docscrape``, the docs extra) and
 written as Markdown: parameters as lists of ``name`` (type): description, ``.. math::``
 blocks and ``:math:`` roles as ``$$...$$`` and ``$...$`` (which the site's math hook renders
-to MathML), ``:func:`x``` and the other roles as code, double backticks as single,
+to MathML), ``:func:`x``` and the other roles as links to the documented name where the page builder
+resolves it (:func:`linking`), else as code, double backticks as single,
 ``::`` literal blocks and Examples as code blocks. Without numpydoc the docstring is shown
 as preformatted text.
 """
@@ -14,11 +15,36 @@ from __future__ import annotations
 import inspect
 import re
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 _ROLE = re.compile(r":(?:func|class|mod|data|attr|meth|obj|exc|py:\w+):`~?([^`<]+?)(?:\s*<[^>]+>)?`")
 _MATH_ROLE = re.compile(r":math:`([^`]+)`")
 _SECTIONS = ("Parameters", "Attributes", "Returns", "Yields", "Receives", "Raises", "Warns",
              "Other Parameters")
+
+
+#: Turns a role's target (``"tokenomics.decode"``, ``"steady_state"``) into the URL of its
+#: documentation, or None; set by the page builder (:func:`linking`), None: roles are code.
+_RESOLVE: list[Callable[[str], str | None]] = []
+
+
+@contextmanager
+def linking(resolve: Callable[[str], str | None]) -> Iterator[None]:
+    """Within the block, cross-reference roles whose target ``resolve`` finds become links
+    (``[`decode`](physics.step.md#decode)``); the others stay code."""
+    _RESOLVE.append(resolve)
+    try:
+        yield
+    finally:
+        _RESOLVE.pop()
+
+
+def _role(m: re.Match[str]) -> str:
+    target = m.group(1).strip()
+    label = "`" + target.split(".")[-1].rstrip("()") + "`"
+    url = _RESOLVE[-1](target.rstrip("()")) if _RESOLVE else None
+    return f"[{label}]({url})" if url else label
 
 
 def inline(text: str) -> str:
@@ -28,9 +54,12 @@ def inline(text: str) -> str:
     --------
     >>> inline("see :func:`~tokenomics.decode` and ``batch``; :math:`B / t`")
     'see `decode` and `batch`; $B / t$'
+    >>> with linking(lambda t: "physics.step.md#decode" if t.endswith("decode") else None):
+    ...     inline("see :func:`~tokenomics.decode`")
+    'see [`decode`](physics.step.md#decode)'
     """
     text = _MATH_ROLE.sub(lambda m: "$" + m.group(1) + "$", text)
-    text = _ROLE.sub(lambda m: "`" + m.group(1).split(".")[-1].rstrip("()") + "`", text)
+    text = _ROLE.sub(_role, text)
     return text.replace("``", "`")
 
 
