@@ -125,3 +125,23 @@ def test_cross_references_link_to_the_page_and_heading_that_document_them(api):
     assert "[`frontier`](pareto.envelope.md#frontier)" in page
     for target in set(__import__("re").findall(r"\]\(([\w.]+\.md)#(\w+)\)", page)):
         assert f"## {target[1]}" in (api / target[0]).read_text().lower(), target
+
+
+def test_gallery_titles_are_the_examples_own_first_lines(tmp_path):
+    # issue 26: "frontiers llama 3 3 70b" (a file name) became the heading; the author's
+    # first docstring line is the title, the rest its text
+    from tokenomics.surfaces.docgen import gallery
+
+    ex = tmp_path / "examples"
+    ex.mkdir()
+    (ex / "kv_of_llama_3_1_70b.py").write_text(
+        '"""How big is Llama 3.1 70B\'s KV cache at 128K?\n\nS11: about 40 GiB.\n"""\n'
+        'import tokenomics as tk\n'
+        'print(round(tk.kv_cache_bytes(tk.model("llama-3.1-70b"), 131072) / 2**30, 1))\n')
+    out = tmp_path / "generated"
+    out.mkdir()
+    gallery(out, ex)
+    page = (out / "gallery.md").read_text()
+    assert "## How big is Llama 3.1 70B's KV cache at 128K?\n" in page
+    assert "kv of llama" not in page and "S11: about 40 GiB." in page
+    assert "40.0" in page                      # S11: 131,072 x 327,680 B = 40 GiB

@@ -390,14 +390,17 @@ def gallery(out: Path, examples: Path) -> None:
         finally:
             os.chdir(cwd)
         text = path.read_text()
-        first = text.split('"""')[1].strip() if text.startswith('"""') else ""
+        doc = text.split('"""')[1].strip() if text.startswith('"""') else ""
         code = text.split('"""', 2)[2].strip() if text.startswith('"""') else text
+        # the title its author wrote (the docstring's first line), the rest as its text
+        title, _, first = doc.partition("\n")
+        title = title.strip() or path.stem.replace("_", " ")
         shutil.copy(path, scripts / path.name)       # downloadable beside the page
-        parts += [f"## {path.stem.replace('_', ' ')}\n", first, "",
+        parts += [f"## {title}\n", first.strip(), "",
                   f"[Download `{path.name}`](examples/{path.name})\n", "```python", code,
                   "```\n", "Output:\n", "```text", buf.getvalue().rstrip(), "```\n"]
         for png in sorted(img.glob(f"{path.stem}*.png")):
-            parts.append(f"![{png.stem}](img/{png.name})\n")
+            parts.append(f"![{title}](img/{png.name})\n")
     (out / "gallery.md").write_text("\n".join(parts))
 
 
