@@ -195,3 +195,26 @@ def test_unit_strings_that_pint_would_evaluate_are_refused_first(unit):
                                         ("kB", False)])
 def test_bit_units_are_told_from_byte_units(unit, bits):
     assert is_bit_unit(unit) is bits
+
+
+def test_the_catalogs_unit_factors_are_pints_own_conversions_bit_for_bit():
+    # parse_quantity converts the catalogs' unit strings by a fixed factor instead of building
+    # the pint registry (a second on first use); each factor must give exactly pint's result
+    import numpy as np
+
+    from tokenomics.core.units import LINEAR_FACTORS, registry
+
+    ureg = registry()
+    values = [*np.random.default_rng(0).uniform(0, 5e3, 500), 3.35, 989.4, 81559, 4.8, 0.1]
+    for (unit, to), factor in LINEAR_FACTORS.items():
+        for v in values:
+            assert float(v) * factor == float(ureg.Quantity(float(v), unit).m_as(to)), (unit, v)
+
+
+def test_reading_the_bundled_catalogs_needs_no_pint_registry():
+    import subprocess
+    import sys
+
+    code = ("import sys, tokenomics as tk; h = tk.hardware('h200'); tk.model('llama-3.1-8b'); "
+            "assert h.mem_bw_bytes_per_s == 4.8e12; assert 'pint' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
