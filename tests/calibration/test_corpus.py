@@ -97,7 +97,26 @@ def test_runtime_caps_are_per_attention_data_parallel_rank():
     assert (r.tp, r.attn_dp) == (8, 1)
     fit = int(tk.max_batch(dep, r.isl + r.osl))
     bs, tok = trtllm_bench_caps(fit, r.isl, r.osl, 1)
-    assert concurrency(r, dep) == min(fit, 8 * bs, int(8 * tok / (1 + r.isl / r.osl)))
+    assert r.requests == 3000          # the doc's $num_requests at 2,048/128
+    assert concurrency(r, dep) == min(fit, 8 * bs, int(8 * tok / (1 + r.isl / r.osl)), 3000)
+
+
+def test_a_finite_run_holds_at_most_its_requests():
+    # TensorRT-LLM's perf-overview runs trtllm-bench on a dataset of $num_requests requests
+    # ("Reproducing Benchmarked Results": 3,000 at 1,000/1,000 and 1,024/1,024, 1,500 at
+    # 1,024/8,192, 1,000 at 20,000/2,000 and 32,768/1,024). T2-121, DeepSeek-R1 NVFP4 on
+    # 8 B200 with attention DP: eight ranks' caps and the memory fit would allow far more
+    # than 3,000 sequences, but the run has only 3,000 to hold.
+    r = ROWS["T2-121"]
+    dep = r.deployment()
+    assert (r.isl, r.osl, r.tp, r.attn_dp, r.requests) == (1000, 1000, 8, 1, 3000)
+    assert int(tk.max_batch(dep, r.isl + r.osl)) > 3000
+    assert concurrency(r, dep) == 3000
+    counts = {(1000, 1000): 3000, (1024, 1024): 3000, (1024, 8192): 1500, (20000, 2000): 1000,
+              (32768, 1024): 1000, (128, 128): 30000}
+    for row in ROWS.values():          # every stated count read as the tables give it
+        if row.requests and (row.isl, row.osl) in counts:
+            assert row.requests == counts[row.isl, row.osl], row.id
 
 
 def test_published_engine_batch_binds_when_memory_allows_more():
@@ -139,6 +158,8 @@ def _write(tmp_path, rows):
     ({"metric": "tokens"}, "field metric: 'tokens' is not one of"),
     ({"tp": "two"}, "field tp: 'two' is not valid"),
     ({"reserved": "yes"}, "field reserved: 'yes' is not valid"),
+    ({"requests": "-5"}, "field requests: must be the run's request count"),
+    ({"requests": "1.5e3"}, "field requests: '1.5e3' is not valid"),
 ])
 def test_corrupt_rows_are_named(tmp_path, edit, match):
     with pytest.raises(tk.CatalogError, match=match):

@@ -11,9 +11,12 @@ group each row belongs to for cross-validation (``source_group``,
 (True for results kept for independent validation: never fitted to, never tested against)
 and two optional formats, empty where the weight format says it all: ``expert_dtype``, the
 routed experts' storage where it differs from ``weight_dtype`` (gpt-oss's released
-checkpoint: BF16 dense layers, MXFP4 experts), and ``compute_dtype``, the format the matrix
+checkpoint: BF16 dense layers, MXFP4 experts), ``compute_dtype``, the format the matrix
 products run at where the row states it (TensorRT-LLM runs that checkpoint W4A8, MXFP4 x
-MXFP8, on Blackwell: at the FP8 rate, not the FP4 one; W4A16 on Hopper).
+MXFP8, on Blackwell: at the FP8 rate, not the FP4 one; W4A16 on Hopper), and the optional
+integer ``requests``, the size of a finite benchmark run where the source states it
+(trtllm-bench's dataset of ``$num_requests``: 3,000 requests at 1,000/1,000, 1,000 at
+20,000/2,000; 0 or absent: not a finite run, or not stated).
 
 Notes
 -----
@@ -25,10 +28,11 @@ metric                         forecast
 =============================  =============================================================
 offline / fixed ISL-OSL        output tokens/s per device at max load: concurrency
 tok/s per device               :math:`B = \\min(B_\\mathrm{fit}, B_\\mathrm{run},
-                               \\lfloor N_\\mathrm{run} / (1 + I/O) \\rfloor)`, the memory fit
-                               (90% of device memory) capped by the runtime's batch limit and
+                               \\lfloor N_\\mathrm{run} / (1 + I/O) \\rfloor, R)`, the memory
+                               fit (90% of device memory) capped by the runtime's batch limit,
                                by its tokens-per-step budget (a step carries :math:`B` decodes
-                               and :math:`B I / O` prompt tokens); a published engine batch
+                               and :math:`B I / O` prompt tokens) and by the run's
+                               :math:`R` requests (``requests``); a published engine batch
                                replaces :math:`B_\\mathrm{run}`
 server TPOT at concurrency     mean TPOT at the published concurrency (Little's law on the
                                published throughput and TPOT)
@@ -90,14 +94,14 @@ GROUPINGS = ("source_family", "stack", "hardware_family", "model_family")
 #: (TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction``, 0.90-0.95 in the published runs).
 MEMORY_FRACTION = 0.9
 _INT = ("devices", "tp", "pp", "ep", "attn_dp", "redundant_experts", "isl", "osl",
-        "batch_per_device", "runtime_max_batch", "runtime_max_num_tokens")
+        "batch_per_device", "runtime_max_batch", "runtime_max_num_tokens", "requests")
 _BOOL = ("isl_assumed", "reserved", "fitted")
 _FLOAT = ("measured", "comm_overlap")
 #: Columns a corpus may leave out (empty: derived): the routed experts' storage format where it
 #: differs from ``weight_dtype`` (gpt-oss's checkpoint: BF16 dense layers, MXFP4 experts) and
 #: the format the matrix products run at where the row states it (TensorRT-LLM runs that
 #: checkpoint W4A8, MXFP4 x MXFP8, on Blackwell and W4A16 on Hopper).
-_OPTIONAL = ("expert_dtype", "compute_dtype")
+_OPTIONAL = ("expert_dtype", "compute_dtype", "requests")
 _COMPUTE = {"fp8": "fp8", "nvfp4": "nvfp4", "bf16": "bf16", "fp16": "fp16", "int8": "int8"}
 
 
@@ -140,6 +144,7 @@ class CorpusRow:
     source: str
     expert_dtype: str = ""
     compute_dtype: str = ""
+    requests: int = 0
 
     @property
     def stack(self) -> str:
@@ -246,9 +251,9 @@ def _values(raw: dict[str, str], where: str) -> dict[str, Any]:
 
 def _check_row(row: CorpusRow, where: str) -> None:
     """The rules across a row's fields: known formats, metric, pool, workload, engine."""
-    for name in ("weight_dtype", "kv_dtype", *_OPTIONAL):
+    for name in ("weight_dtype", "kv_dtype", "expert_dtype", "compute_dtype"):
         v = getattr(row, name)
-        if v or name not in _OPTIONAL:
+        if v or name in ("weight_dtype", "kv_dtype"):
             try:
                 dtype(v)
             except TokenomicsError as exc:
@@ -267,6 +272,10 @@ def _check_row(row: CorpusRow, where: str) -> None:
     if not row.engine:
         raise CatalogError(f"{where}: field engine: empty; name the serving engine "
                            f"(trtllm, vllm, sglang...)")
+    if row.requests < 0:
+        raise CatalogError(f"{where}: field requests: must be the run's request count, or 0 "
+                           f"where the run is not a finite batch of requests, got "
+                           f"{row.requests}")
     if not (0 < row.measured < 1e9):
         raise CatalogError(f"{where}: field measured: must be a positive number below 1e9 "
                            f"(token/s or s), got {row.measured!r}")
@@ -400,6 +409,8 @@ def concurrency(row: CorpusRow, dep: Deployment) -> int:
         caps.append(max_b * ranks * stages)
     if max_tok > 0:
         caps.append(int(stages * ranks * max_tok / (1.0 + row.isl / row.osl)))
+    if row.requests > 0:               # a finite run cannot hold more than it was given
+        caps.append(row.requests)
     return max(min(caps), 1)
 
 
