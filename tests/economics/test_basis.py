@@ -32,6 +32,11 @@ UNPRICED = {
               "different part; not used",
     "ascend-910c": "a reported purchase price ($28,000, 2024) but no published TDP to cost "
                    "its power",
+    "gh200-144gb": "no rental or purchase price for the 144 GB HBM3e part in a stored source "
+                   "(the GH200 prices found are for the 96 GB part, gh200)",
+    "gaudi3-pcie": "no public price for the HL-338 PCIe card in a stored source",
+    "mi350x": "the one price found is a 12-month reservation (DigitalOcean, tier "
+              "long-term-contract), which the default basis does not take",
 }
 
 
