@@ -207,7 +207,8 @@ def _coloc_at(c: _Coloc, n: int, rate: np.ndarray) -> SLOAttainment:
     ttft_att = np.where(stable, F, 0.0)
     qs = s["found"] & (s["rho"] < 1)
     rq = np.where(qs, s["rho"], 0.0)
-    wq = np.where(qs, rq * np.where(qs, s["S_c"], 0.0) / (2 * (1 - rq)), np.inf)
+    Sq = np.where(qs, s["S_c"], 1.0)
+    wq = np.where(qs, mdl_mean_wait_s(rq / Sq, Sq), np.inf)             # M/D/1, once
     tpot_ok = s["found"] & (s["t"] <= w.tpot_s * (1 + 1e-12))
     R = lambda x: np.reshape(x, shape)  # noqa: E731
     service = dict(ttft_mean_s=R(wq + s["S_c"]), tpot_s=R(s["t"]), decode_batch=R(s["B"]),

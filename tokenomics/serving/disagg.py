@@ -56,7 +56,12 @@ from tokenomics.data.workload import SLO, Link, Workload, accepts_legacy
 from tokenomics.physics.collectives import p2p_time
 from tokenomics.physics.kv import kv_cache_bytes
 from tokenomics.physics.step import prefill
-from tokenomics.serving.queueing import mdl_max_utilisation, mdl_wait_cdf, mdl_wait_quantile_s
+from tokenomics.serving.queueing import (
+    mdl_max_utilisation,
+    mdl_mean_wait_s,
+    mdl_wait_cdf,
+    mdl_wait_quantile_s,
+)
 from tokenomics.serving.slo import (
     LEGACY_DEFAULTS,
     LEGACY_REQUEST_PARAMS,
@@ -201,7 +206,7 @@ def _disagg_at(m: _Disagg, n_p: int, n_d: int, rate: np.ndarray) -> SLOAttainmen
     x = np.full(rate.shape, (r.ttft_s - m.S_p - m.t_x) / m.S_p)
     F = np.reshape(mdl_wait_cdf(np.ravel(r_s), 1.0, np.ravel(x)), rate.shape)   # t/S = x
     ttft_att = np.where(stable, F, 0.0)
-    wq = np.where(stable, r_s * m.S_p / (2 * (1 - r_s)), np.inf)
+    wq = np.where(stable, mdl_mean_wait_s(r_s / m.S_p, m.S_p), np.inf)   # M/D/1, once
     B = m.table.batch_at(rate * r.output_tokens / n_d)
     fits = np.isfinite(B)
     tpot = np.where(fits, m.table.step_time_at(np.where(fits, B, 0.0)), np.inf)
