@@ -154,3 +154,43 @@ def test_b300_fp4_is_nvidias_hgx_figure_over_eight():
     hw = tk.hardware("b300")
     assert hw.peak_flop_per_s["fp4"] == 108e15 / 8
     assert hw.sources["compute.fp4"] == "nvidia-hgx-platform-page"
+
+
+def test_ascend_910c_as_the_cloudmatrix384_paper_gives_it():
+    hw = tk.hardware("ascend-910c")
+    # "Serving LLMs on Huawei CloudMatrix384" (arXiv 2506.12708, as summarised in
+    # reportify-cloudmatrix384-paper-summary and besthub-cloudmatrix384-planes): a dual-die
+    # package of "up to 752 TFLOPS"; "over 392 GB/s of unidirectional" UB bandwidth per
+    # 910C; "up to 400 Gbps of unidirectional RDMA bandwidth" per NPU
+    assert hw.peak_flop_per_s["bf16"] == 752e12
+    assert hw.sources["compute.bf16"] == "reportify-cloudmatrix384-paper-summary"
+    assert hw.scale_up_bw_bytes_per_s == 392e9            # per direction, as printed
+    assert hw.scale_out_bw_bytes_per_s == 400e9 / 8
+
+
+@pytest.mark.parametrize("hw_id", ["tpu-v6e", "tpu-ironwood"])
+def test_tpu_dcn_is_100_gbps_per_chip(hw_id):
+    # Google Cloud TPU docs (v6e, TPU7x): "DCN bandwidth per chip: 100 Gbps"
+    assert tk.hardware(hw_id).scale_out_bw_bytes_per_s == 100e9 / 8
+
+
+@pytest.mark.parametrize("hw_id, usd", [("h100-sxm", 10.0), ("h200", 10.0), ("b200", 14.0),
+                                        ("b300", 15.0), ("gb200", 16.0), ("mi300x", 6.0)])
+def test_oci_2026_list_prices_per_gpu_hour(hw_id, usd):
+    # Oracle OCI pay-as-you-go list, per GPU-hour (oci-price-list-gpu-2026-09, 2026-09-19):
+    # BM.GPU.H100.8 $10, H200.8 $10, B200.8 $14, B300.8 $15, GB200.4 $16, MI300X.8 $6
+    oci = [p for p in tk.hardware(hw_id).prices if p.source == "oci-price-list-gpu-2026-09"]
+    assert [(p.usd, p.tier, p.date, p.per_hour) for p in oci] == [
+        (usd, "hyperscaler-on-demand", "2026-09-19", True)]
+
+
+def test_an_index_level_never_passes_for_a_list_price():
+    # issue 27: Ornn's market index levels ($7.00 B200, $5.00 B300) were labelled as list
+    # tiers; they are estimates now, so B300's default price is a provider's list price
+    for hw_id in ("b200", "b300"):
+        ornn = [p for p in tk.hardware(hw_id).prices if "Ornn" in p.note]
+        assert ornn and all(p.tier == "estimate" for p in ornn), hw_id
+    from tokenomics.economics.basis import price_on_basis
+
+    p = price_on_basis(tk.hardware("b300"))
+    assert (p.tier, p.usd_per_device_hour) == ("hyperscaler-on-demand", 15.0)

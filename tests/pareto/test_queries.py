@@ -140,8 +140,10 @@ def test_sweep_and_frontier_carry_price_columns():
     s = sweep([d], [1, 8], 2048)
     assert set(s.price_tier) == {"neocloud-on-demand"} and set(s.price_date) == {"2026-05-07"}
     f = tk.frontier([d], 2048, price_basis="hyperscaler-on-demand")
-    # AWS p5.48xlarge $98.32 / 8 GPUs = $12.29 (computespec-cost-per-gpu-hour)
-    assert (f.price_usd_per_device_hour == 12.29).all() and 98.32 / 8 == pytest.approx(12.29)
+    # the latest hyperscaler on-demand price: Oracle OCI BM.GPU.H100.8 at $10.00 per GPU-hour
+    # (oci-price-list-gpu-2026-09, 2026-09-19), newer than AWS p5.48xlarge's $98.32 / 8 GPUs
+    # = $12.29 (computespec-cost-per-gpu-hour)
+    assert (f.price_usd_per_device_hour == 10.0).all() and set(f.price_date) == {"2026-09-19"}
     assert f.attrs["price_basis"] == "hyperscaler-on-demand, latest"
 
 

@@ -99,7 +99,7 @@ CORPUS = [
     # an empty corpus passed the validator and failed in `tokenomics calibrate` (issue 25)
     ("empty", b"", "holds no rows"),
     ("header only", b"id,model,hardware\n", "holds no rows"),
-    ("unknown compute format", (",mxfp4,mxfp8\n", ",mxfp4,fp3\n"), "field compute_dtype"),
+    ("unknown compute format", (",mxfp4,mxfp8,", ",mxfp4,fp3,"), "field compute_dtype"),
     ("unknown weight format", (",colocated,bf16,fp8,8192,", ",colocated,bf15,fp8,8192,"),
      "field weight_dtype"),
 ]
