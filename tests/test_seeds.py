@@ -222,3 +222,56 @@ def test_S26_groq_llama_70b_tokens_per_user():
     assert b8 > 2100 and cal.tokens_per_s_per_user < 1600
     e = tk.efficiency_presets()["calibrated"]
     assert e.step_overhead_s + 80 * e.layer_overhead_s > 1e-3
+
+
+# ---- context ids the digest states without a derivation (issue 28: every id named) -------
+def test_S19_attention_holds_about_a_fifth_of_a_dense_models_layer_weights(l70):
+    # S19: "in a 100B dense model attention holds ~20% of parameters and the FFN ~80%".
+    # Llama 3.1 70B per layer, by hand: attention q and o 2 h^2 = 2 x 8192^2 = 134.2M, k and v
+    # 2 h (8 x 128) = 16.8M -> 151.0M; SwiGLU FFN 3 h I = 3 x 8192 x 28672 = 704.6M;
+    # attention share 151.0 / 855.6 = 17.6%, FFN 82.4%.
+    b = tk.param_breakdown(l70)
+    assert b["attention"] == 80 * (2 * 8192**2 + 2 * 8192 * 1024)
+    assert b["dense_ffn"] == 80 * 3 * 8192 * 28672
+    share = b["attention"] / (b["attention"] + b["dense_ffn"])
+    assert share == pytest.approx(0.176, abs=0.001) and 0.15 < share < 0.25
+
+
+@pytest.mark.parametrize("model, hw, tp", [("llama-3.1-8b", "h100-sxm", 1),
+                                           ("llama-3.1-70b", "h200", 4)])
+def test_S20_prefill_is_compute_bound_and_decode_bandwidth_bound(model, hw, tp):
+    # S20: "prefill is compute-bound and sets TTFT; decode is bandwidth-bound". A 2,048-token
+    # prompt does 2,048 tokens of work per weight read (far right of the ridge, ~591 FLOP/B
+    # on H100 at FP8); a batch-8 decode step ~8 (far left of it).
+    d = tk.Deployment(model, hw, tp=tp, weight_dtype="fp8", compute_dtype="fp8")
+    assert tk.prefill(d, 2048).bound == "compute"
+    assert tk.decode(d, 8, 2048).bound == "memory"
+
+
+def test_S20_holds_for_a_sparse_moe_only_with_enough_prompt_tokens_per_expert():
+    # The claim assumes every weight is read for the whole prompt. DeepSeek-V3 routes each
+    # token to 8 of 256 experts: one 2,048-token prompt gives an expert 2,048 x 8 / 256 = 64
+    # tokens, ~64 FLOP per weight byte at FP8, under B200's FP8 ridge (4.5e15 / 8e12 = 562):
+    # that prefill reads experts, it is memory-bound. Eight prompts (512 per expert) are
+    # compute-bound again.
+    d = tk.Deployment("deepseek-v3", "b200", tp=8, weight_dtype="fp8", compute_dtype="fp8")
+    assert tk.prefill(d, 2048).bound == "memory"
+    assert tk.prefill(d, 2048, 8).bound == "compute"
+    assert tk.decode(d, 8, 2048).bound == "memory"
+
+
+def test_S42_scale_up_against_scale_out_per_direction():
+    # S42: "NVSwitch: 14.4 TB/s; scale-out 400-800 Gb/s per NIC, one NIC per GPU; InfiniBand
+    # ~1-2 us; scale-up vs scale-out gap ~20-40x". HGX B200 NVLink: 8 x 1.8 TB/s = 14.4 TB/s
+    # (both directions). Per direction, as the catalog stores links: B200 900 GB/s over a
+    # 400 Gb/s = 50 GB/s NIC is 18x (H100: 450 / 50 = 9x); the digest's 20-40x reads NVLink's
+    # two-direction figure against a one-direction NIC: 1,800 / 50 = 36x.
+    from tokenomics.data.systems import system
+
+    assert system("hgx-b200").totals["scale_up_bandwidth"] == 14.4e12 / 2   # per direction
+    b200, h100 = tk.hardware("b200"), tk.hardware("h100-sxm")
+    assert h100.scale_out_bw_bytes_per_s == 400e9 / 8
+    assert b200.scale_up_bw_bytes_per_s / 50e9 == 18
+    assert h100.scale_up_bw_bytes_per_s / h100.scale_out_bw_bytes_per_s == 9
+    assert 20 <= 2 * b200.scale_up_bw_bytes_per_s / 50e9 <= 40
+    assert 1e-6 <= h100.scale_out_latency_s <= 2e-6                         # InfiniBand
