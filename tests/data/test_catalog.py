@@ -193,7 +193,8 @@ def test_a_hardware_file_parses_into_canonical_units(cat_copy):
     assert [(p.tier, p.date, p.usd) for p in h.prices] == [
         ("hyperscaler-on-demand", "2025-05", 12.29),
         ("hyperscaler-capacity-block", "2024-12", 4.916),
-        ("neocloud-on-demand", "2026-05-07", 3.78)]
+        ("neocloud-on-demand", "2026-05-07", 3.78),
+        ("hyperscaler-on-demand", "2026-09-19", 10.0)]    # OCI BM.GPU.H100.8 per GPU-hour
     assert all(p.per_hour for p in h.prices)
     assert h.unavailable == {"compute.fp6": "not supported", "compute.fp4": "not supported"}
     assert h.sources["memory.bandwidth"] == "glennklockwood-h100"

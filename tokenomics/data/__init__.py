@@ -36,6 +36,14 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "hardware_repr": ".display",
+    "model_repr": ".display",
+    "deployment_repr": ".display",
+    "entry_html": ".display",
+    "parse_achievable": ".peaks",
+    "parse_quoted": ".peaks",
+    "checked_quoted": ".peaks",
+    "with_quoted_peaks": ".peaks",
     "ROLES": ".boundary",
     "inputs": ".boundary",
     "catalog_dir": ".catalog",
@@ -102,6 +110,6 @@ _EXPORTS = {
     "request_lengths": ".lengths",
     "request_lengths_table": ".lengths",
 }
-_MODULES = ('boundary', 'catalog', 'deployment', 'display', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
+_MODULES = ('boundary', 'catalog', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

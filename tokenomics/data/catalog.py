@@ -33,6 +33,7 @@ from tokenomics.core.dtypes import PEAK_KEYS, dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnitError, UnknownEntryError
 from tokenomics.core.units import is_bit_unit, parse_quantity
 from tokenomics.data.hf_config import model_from_hf_config
+from tokenomics.data.peaks import parse_achievable, parse_quoted
 from tokenomics.data.specs import PRICE_TIERS, SCALE_UP_TOPOLOGIES, Hardware, Model, Price
 from tokenomics.data.user_catalog import catalog_generation, check_folders, search_path, user_subdir
 
@@ -267,7 +268,7 @@ def _common_header(f: _File, data: Mapping[str, Any]) -> tuple[str, tuple[str, .
 # --------------------------------------------------------------------------------------------
 _HW_REQUIRED = ("schema", "id", "name", "vendor", "status", "released", "compute", "memory")
 _HW_OPTIONAL = ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices",
-                "overrides", "achievable")
+                "overrides", "achievable", "quoted")
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
@@ -290,7 +291,8 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     status = _hw_status(f, data)
     peaks = _hw_peaks(f, data)
     _check_peak_order(f, peaks)
-    achievable = _hw_achievable(f, data, peaks)
+    achievable = parse_achievable(f, data, peaks, _B["peak"])
+    quoted = parse_quoted(f, data, _B["peak"])
     mem, cap, vis, bw, sram = _hw_memory(f, data)
     up, up_bw, dom, up_lat = _hw_scale_up(f, data)
     out, out_bw, out_lat = _hw_scale_out(f, data)
@@ -311,7 +313,7 @@ def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
             scale_out_bw_bytes_per_s=out_bw, scale_out_latency_s=out_lat, tdp_w=tdp,
             prices=tuple(prices), unavailable=dict(f.unavailable), sources=dict(f.used),
             notes=str(data.get("notes", "")), path=str(path),
-            achievable_flop_per_s=achievable,
+            achievable_flop_per_s=achievable, quoted_flop_per_s=quoted,
         )
     except TokenomicsError as exc:
         raise CatalogError(f"{path}: {exc}") from None
@@ -340,35 +342,6 @@ def _hw_peaks(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
     if not peaks:
         f.unavailable.setdefault("compute", "not published")
     return peaks
-
-
-def _hw_achievable(f: _File, data: Mapping[str, Any], peaks: Mapping[str, float]
-                   ) -> dict[str, float]:
-    """The optional ``[achievable]`` table: measured maximum achievable matmul rate per
-    compute key [FLOP/s] (``convention = "measured"``), each of a format with a published
-    ``[compute]`` peak and at most 2% above it (a measurement's noise, not a sparse figure)."""
-    if "achievable" not in data:
-        return {}
-    ach = _table(f, data, "achievable")
-    f.keys(ach, "achievable", ("convention",), PEAK_KEYS)
-    if ach["convention"] != "measured":
-        raise f.err("achievable.convention",
-                    f"must be \"measured\" (a benchmark's best dense matmul, not a datasheet "
-                    f"figure), got {ach['convention']!r}")
-    out: dict[str, float] = {}
-    for k in PEAK_KEYS:
-        v = f.quantity(ach, k, "achievable", "flop/s", *_B["peak"], required=False)
-        if v is None:
-            continue
-        if k not in peaks:
-            raise f.err(f"achievable.{k}", f"has no [compute] peak of that format to be "
-                                           f"measured against; published: {', '.join(peaks)}")
-        if v > 1.02 * peaks[k]:
-            raise f.err(f"achievable.{k}", f"{v / 1e12:.1f} TFLOP/s is above the format's "
-                                           f"dense peak of {peaks[k] / 1e12:.1f} TFLOP/s: a "
-                                           f"matmul cannot beat it (a sparse figure?)")
-        out[k] = v
-    return out
 
 
 def _hw_memory(f: _File, data: Mapping[str, Any],
@@ -676,21 +649,25 @@ def _lookup(name: Any, table: Mapping[str, Any], aliases: Mapping[str, str], wha
                             f"{', '.join(sorted(table))}")
 
 
-def hardware(name: str | Hardware) -> Hardware:
+def hardware(name: str | Hardware, allow_quoted: bool = False) -> Hardware:
     """Look up an accelerator by id or alias (case-insensitive), e.g. ``"h100-sxm"``.
+
+    A :class:`~tokenomics.data.systems.System` gives its device with the system's scale-up
+    domain and wiring (``System.hardware``), so a Deployment may be built on a system.
 
     Parameters
     ----------
     name : str or Hardware or System
         A catalog id or alias; a Hardware passes through.
+    allow_quoted : bool
+        Read the device at its quoted compute figures of unknown convention where it has no
+        dense peak (``[quoted]``; :mod:`tokenomics.data.quoted`): the entry's id then ends in
+        ``-quoted``, so every result says so. Default False: dense peaks only.
 
     Returns
     -------
     Hardware
         The catalog entry (user catalog folders first, :func:`use_catalog`).
-
-    A :class:`~tokenomics.data.systems.System` gives its device with the system's scale-up
-    domain and wiring (``System.hardware``), so a Deployment may be built on a system.
 
     Raises
     ------
@@ -702,13 +679,16 @@ def hardware(name: str | Hardware) -> Hardware:
     >>> hardware("H100").mem_bw_bytes_per_s
     3350000000000.0
     """
+    if not isinstance(allow_quoted, bool):
+        raise TokenomicsError(f"allow_quoted must be True or False, got {allow_quoted!r}")
     if isinstance(name, Hardware):
-        return name
-    as_hw = getattr(name, "hardware", None)   # a System (tokenomics.data.systems) gives its own
-    if isinstance(as_hw, Hardware):
-        return as_hw
-    cat = default_catalog()
-    return _lookup(name, cat.hardware, cat.hardware_aliases, "hardware")
+        hw = name
+    elif isinstance(as_hw := getattr(name, "hardware", None), Hardware):
+        hw = as_hw                            # a System (tokenomics.data.systems) gives its own
+    else:
+        cat = default_catalog()
+        hw = _lookup(name, cat.hardware, cat.hardware_aliases, "hardware")
+    return hw.with_quoted_peaks() if allow_quoted else hw
 
 
 def model(name: str | Model) -> Model:

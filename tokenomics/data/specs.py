@@ -23,6 +23,7 @@ from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.core.units import as_magnitude, coerce_fields
 from tokenomics.data.display import entry_html, hardware_repr, model_repr
 from tokenomics.data.efficiency import ROOFLINE, Efficiency  # noqa: F401  (re-exported)
+from tokenomics.data.peaks import checked_quoted, with_quoted_peaks
 
 AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
 WindowKind = Literal["full", "sliding", "chunked"]
@@ -94,6 +95,10 @@ class Hardware:
         ``status`` is ``"shipping"``, ``"announced"`` or ``"unverified"``.
     peak_flop_per_s : Mapping[str, float]
         Dense peak matrix throughput per compute format [FLOP/s] (integer formats: op/s).
+    quoted_flop_per_s : Mapping[str, float]
+        Compute figures the vendor quotes without a dense/sparse convention, per format
+        [FLOP/s] (the catalog's ``[quoted]`` table); used only through
+        :meth:`with_quoted_peaks` (:mod:`tokenomics.data.peaks`).
     achievable_flop_per_s : Mapping[str, float]
         Measured maximum achievable matmul throughput per format [FLOP/s] (MAMF: the best
         dense GEMM a brute-force shape search reaches), where published; see
@@ -164,9 +169,15 @@ class Hardware:
     notes: str = ""
     path: str = ""
     achievable_flop_per_s: Mapping[str, float] = field(default_factory=dict)
+    quoted_flop_per_s: Mapping[str, float] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return hardware_repr(self)
+
+    def with_quoted_peaks(self) -> Hardware:
+        """This device read at its quoted figures of unknown convention where it has no
+        dense peak (:func:`tokenomics.data.peaks.with_quoted_peaks`): id ``<id>-quoted``."""
+        return with_quoted_peaks(self)
 
     def _repr_html_(self) -> str:
         return entry_html(self)
@@ -199,6 +210,8 @@ class Hardware:
             if not (v > 0 and math.isfinite(v)):
                 raise TokenomicsError(f"hardware {self.id!r}: peak {k} must be > 0, got {v!r}")
         self._check_achievable()
+        object.__setattr__(self, "quoted_flop_per_s",
+                           checked_quoted(self.id, self.quoted_flop_per_s))
         for name in ("mem_capacity_bytes", "mem_bw_bytes_per_s"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):

@@ -43,7 +43,7 @@ def with_provenance(df: pd.DataFrame, d: Deployment | None, **more: Any) -> pd.D
     label; ``stack``: the fitted stack used, empty for the bound), the library version,
     and any ``more`` (the price with its tier and date...); a column ``df`` already has is
     left as it is. ``d`` None adds the version and ``more`` only."""
-    from tokenomics import __version__
+    from importlib.metadata import version
 
     out = whole_counts(df)
     cols: dict[str, Any] = {}
@@ -54,7 +54,7 @@ def with_provenance(df: pd.DataFrame, d: Deployment | None, **more: Any) -> pd.D
                     compute_dtype=d.compute_dtype, efficiency=d.efficiency.label,
                     stack=d.efficiency.stack)
     cols.update(more)
-    cols["tokenomics_version"] = __version__
+    cols["tokenomics_version"] = version("inference-tokenomics")
     for k, v in cols.items():
         if k not in out.columns:
             out[k] = v
