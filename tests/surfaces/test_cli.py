@@ -425,3 +425,15 @@ def test_written_tables_say_what_produced_them(tmp_path, capsys):
     dec = pd.read_csv(r / "decode.csv")
     assert dec.batch.dtype.kind == "i" and list(dec.batch[:2]) == [1, 8]
     assert {"price_tier", "price_date"} <= set(pd.read_csv(r / "cost.csv").columns)
+
+
+def test_terminal_tables_fit_the_terminal_and_read_in_milliseconds(capsys, monkeypatch):
+    # issue 26: tables were up to 359 characters wide with "1.95116e-05" seconds; the
+    # terminal now wraps at its width and shows sub-second columns in ms (the files keep s)
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["decode", "llama-3.1-8b", "h100-sxm", "--batch", "1", "8", "64",
+                 "--context", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert "step_time_ms" in out and "step_time_s " not in out
+    assert "e-0" not in out                              # no scientific notation left

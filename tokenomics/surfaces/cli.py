@@ -115,6 +115,20 @@ def _save_table(df: pd.DataFrame, a: argparse.Namespace, dep: Deployment | None 
                 json.dump(records, fh, indent=1)
 
 
+def _terminal_view(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as the terminal shows it: a seconds column whose values are all under a
+    second in milliseconds (``step_time_s`` 1.95e-05 reads ``step_time_ms`` 0.0195); the
+    files keep the canonical units."""
+    out = df.copy()
+    for c in [c for c in df.columns if c.endswith("_s") and df[c].dtype.kind == "f"]:
+        v = df[c].to_numpy()
+        finite = v[v == v]
+        if finite.size and abs(finite).max() < 1.0:
+            out = out.rename(columns={c: c[:-2] + "_ms"})
+            out[c[:-2] + "_ms"] = v * 1e3
+    return out
+
+
 def _emit(df: pd.DataFrame, a: argparse.Namespace, title: str = "",
           dep: Deployment | None = None, **more: Any) -> None:
     """The title on stderr, the table (6 significant digits) on stdout, then ``--csv``/``--json``.
@@ -130,9 +144,13 @@ def _emit(df: pd.DataFrame, a: argparse.Namespace, title: str = "",
     to_stdout = "-" not in (getattr(a, "csv", None), getattr(a, "json", None))
     if title:
         print(title, file=sys.stderr)
+    import shutil
+
+    width = max(60, shutil.get_terminal_size((120, 24)).columns)
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50,
-                           "display.width", 200, "display.float_format", "{:.6g}".format):
-        print(df.to_string(index=False), file=sys.stdout if to_stdout else sys.stderr)
+                           "display.float_format", "{:.6g}".format):
+        print(_terminal_view(df).to_string(index=False, line_width=width),
+              file=sys.stdout if to_stdout else sys.stderr)
     _save_table(df, a, dep, **more)
     if "fits" in df.columns and not df["fits"].astype(bool).all():
         n = int((~df["fits"].astype(bool)).sum())
