@@ -58,3 +58,13 @@ def test_a_malformed_quoted_table_is_named_by_file_and_field(tmp_path, edit, mat
     p.write_text(text.replace(edit[0], edit[1], 1))
     with pytest.raises(tk.CatalogError, match=match):
         parse_hardware_file(p, default_catalog().sources)
+
+
+def test_a_device_with_quoted_figures_pickles_and_keeps_them_read_only():
+    import pickle
+
+    for hw in (tk.hardware("rubin"), tk.hardware("rubin", allow_quoted=True)):
+        back = pickle.loads(pickle.dumps(hw))
+        assert back == hw and dict(back.quoted_flop_per_s) == {"fp4": 50e15}
+        with pytest.raises(TypeError):
+            back.quoted_flop_per_s["fp4"] = 1.0

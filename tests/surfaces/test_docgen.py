@@ -127,7 +127,7 @@ def test_cross_references_link_to_the_page_and_heading_that_document_them(api):
         assert f"## {target[1]}" in (api / target[0]).read_text().lower(), target
 
 
-def test_gallery_titles_are_the_examples_own_first_lines(tmp_path):
+def test_gallery_titles_are_the_examples_own_first_lines(tmp_path, monkeypatch):
     # issue 26: "frontiers llama 3 3 70b" (a file name) became the heading; the author's
     # first docstring line is the title, the rest its text
     from tokenomics.surfaces.docgen import gallery
@@ -140,6 +140,9 @@ def test_gallery_titles_are_the_examples_own_first_lines(tmp_path):
         'print(round(tk.kv_cache_bytes(tk.model("llama-3.1-70b"), 131072) / 2**30, 1))\n')
     out = tmp_path / "generated"
     out.mkdir()
+    # gallery() sets MPLBACKEND for the scripts it runs; undone after the test, so a later
+    # notebook kernel keeps its inline backend
+    monkeypatch.setenv("MPLBACKEND", "Agg")
     gallery(out, ex)
     page = (out / "gallery.md").read_text()
     assert "## How big is Llama 3.1 70B's KV cache at 128K?\n" in page

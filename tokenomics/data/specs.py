@@ -264,14 +264,15 @@ class Hardware:
         state = dict(self.__dict__)
         state["peak_flop_per_s"] = dict(self.peak_flop_per_s)
         state["achievable_flop_per_s"] = dict(self.achievable_flop_per_s)
+        state["quoted_flop_per_s"] = dict(self.quoted_flop_per_s)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore :meth:`__getstate__`'s fields, the peaks read-only again."""
         self.__dict__.update(state)
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(state["peak_flop_per_s"]))
-        object.__setattr__(self, "achievable_flop_per_s",
-                           MappingProxyType(state.get("achievable_flop_per_s", {})))
+        for name in ("achievable_flop_per_s", "quoted_flop_per_s"):
+            object.__setattr__(self, name, MappingProxyType(state.get(name, {})))
 
     @property
     def mem_usable_bytes(self) -> float:
