@@ -379,6 +379,8 @@ def test_pcie_gen3_exposes_more_communication_than_nvlink_2():
     ("a40", 46_068, "github-code-a40-smi"),
     # nvidia-smi memory.total: 'NVIDIA H20 ... 0MiB / 97871MiB' (github-code-h20-smi)
     ("h20", 97_871, "github-code-h20-smi"),
+    # nvidia-smi memory.total: 'NVIDIA GB200 ... 0MiB / 189471MiB' (github-code-gb200-smi)
+    ("gb200", 189_471, "github-code-gb200-smi"),
 ])
 def test_driver_visible_memory_is_the_driver_report(hw_id, mib, source):
     hw = tk.hardware(hw_id)
