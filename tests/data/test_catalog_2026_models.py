@@ -172,3 +172,20 @@ def test_deepseek_v32_is_v3_plus_the_indexer():
     assert tk.param_count(m) - tk.param_count(tk.model("deepseek-v3")) == indexer
     assert m.official_active_params is None
 
+
+
+def test_phi_4_from_its_config_and_why_it_states_no_count():
+    # microsoft/phi-4 config.json (hf-phi-4-config): 40 layers, hidden 5120, 40 / 10 heads of
+    # 128, FFN 17,920, vocabulary 100,352, untied. By hand: embedding and LM head
+    # 2 x 100,352 x 5,120 = 1.028B; per layer attention 2 x 5120^2 + 2 x 5120 x 1280 = 65.5M,
+    # FFN 3 x 5120 x 17920 = 275.3M, norms 10,240 -> 40 layers 13.63B; total 14.66B, which
+    # Microsoft names "14B" (4.5% under: a nominal size, not recorded as a count)
+    m = tk.model("phi-4")
+    assert tk.model("microsoft/phi-4") is m
+    per_layer = 2 * 5120**2 + 2 * 5120 * 1280 + 3 * 5120 * 17920 + 2 * 5120
+    total = 2 * 100_352 * 5120 + 40 * per_layer + 5120
+    assert sum(tk.param_breakdown(m).values()) == total
+    assert total / 14e9 - 1 == pytest.approx(0.047, abs=0.001)
+    assert m.official_total_params is None
+    # KV: 40 layers x 10 heads x 128 x (K + V) x 2 B = 204,800 B per token at BF16
+    assert tk.kv_bytes_per_token(m) == 40 * 10 * 128 * 2 * 2
