@@ -43,8 +43,12 @@ def with_provenance(df: pd.DataFrame, d: Deployment | None, **more: Any) -> pd.D
     label; ``stack``: the fitted stack used, empty for the bound), the library version,
     and any ``more`` (the price with its tier and date...); a column ``df`` already has is
     left as it is. ``d`` None adds the version and ``more`` only."""
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        release = version("inference-tokenomics")
+    except PackageNotFoundError:            # run from a source tree that is not installed
+        release = "unknown"
     out = whole_counts(df)
     cols: dict[str, Any] = {}
     if d is not None:
@@ -54,7 +58,7 @@ def with_provenance(df: pd.DataFrame, d: Deployment | None, **more: Any) -> pd.D
                     compute_dtype=d.compute_dtype, efficiency=d.efficiency.label,
                     stack=d.efficiency.stack)
     cols.update(more)
-    cols["tokenomics_version"] = version("inference-tokenomics")
+    cols["tokenomics_version"] = release
     for k, v in cols.items():
         if k not in out.columns:
             out[k] = v
