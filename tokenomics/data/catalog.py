@@ -661,7 +661,7 @@ def hardware(name: str | Hardware, allow_quoted: bool = False) -> Hardware:
         A catalog id or alias; a Hardware passes through.
     allow_quoted : bool
         Read the device at its quoted compute figures of unknown convention where it has no
-        dense peak (``[quoted]``; :mod:`tokenomics.data.quoted`): the entry's id then ends in
+        dense peak (``[quoted]``; :mod:`tokenomics.data.peaks`): the entry's id then ends in
         ``-quoted``, so every result says so. Default False: dense peaks only.
 
     Returns
