@@ -5,12 +5,11 @@ A hardware file's ``[compute]`` holds dense peaks only. Two optional tables sit 
 peak; :func:`parse_achievable`), and ``[quoted]``, figures of unknown convention
 (:func:`parse_quoted`).
 
-**Quoted figures.** NVIDIA's Rubin is announced at "50 PF NVFP4 inference" per GPU with no sparsity convention:
-a dense peak is what every time law needs, and half of the quoted figure would be as
-defensible as all of it. The catalog keeps such a figure apart from ``[compute]`` (which
-holds dense peaks only), in a ``[quoted]`` table whose ``convention`` is ``"unknown"``:
-
-.. code-block:: toml
+**Quoted figures.** NVIDIA's Rubin is announced at "50 PF NVFP4 inference" per GPU with
+no sparsity convention: a dense peak is what every time law needs, and half of the quoted
+figure would be as defensible as all of it. The catalog keeps such a figure apart from
+``[compute]`` (which holds dense peaks only), in a ``[quoted]`` table whose ``convention``
+is ``"unknown"``::
 
     [quoted]
     convention = "unknown"
