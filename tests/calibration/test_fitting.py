@@ -87,7 +87,7 @@ def test_interval_coverage_is_cross_validated_and_near_80_percent():
         assert 0.75 <= cv[f"{g}_interval_coverage"] <= 0.85, g   # issue 24's band for 80%
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: held out by stack the 80% band holds 71.8% "
+@pytest.mark.xfail(strict=True, reason="issue 24: held out by stack the 80% band holds 71.7% "
                    "of rows (TensorRT-LLM held out runs faster than the other stacks' fit: "
                    "a quarter of its rows above the band); see docs/validation.md")
 def test_leave_one_stack_out_coverage_is_near_80_percent():
