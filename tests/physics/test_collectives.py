@@ -316,3 +316,11 @@ def test_tp2_allreduce_on_a_mesh_crosses_one_link():
     m = 16 * 2**20
     t = group_allreduce_time(topo, m, 2, algorithm="ring")
     assert float(t) == pytest.approx(m / 64e9 + 2 * topo.up_latency_s, rel=1e-9)
+
+
+@pytest.mark.parametrize("bad", [np.array([]), np.array([1.0, 2.0]), 3, None.__class__])
+def test_an_algorithm_that_is_not_a_name_is_refused_by_name(bad):
+    # issue 25: an array here reached "the truth value of an array is ambiguous"
+    d = tk.Deployment("llama-3.1-8b", "h100-sxm", tp=2)
+    with pytest.raises(tk.TokenomicsError, match="unknown all-reduce algorithm"):
+        tk.step_comm(d, 1, 1, 1, algorithm=bad)

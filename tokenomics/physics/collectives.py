@@ -550,7 +550,7 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
     atp, tp, dp = dep.attention_tp, dep.tp, dep.dp_attention
     L, Lm = m.num_layers, m.num_moe_layers
     alg = dep.allreduce_algorithm if algorithm is None else algorithm
-    if alg not in ALGORITHMS + ("auto", "each"):
+    if not isinstance(alg, str) or alg not in ALGORITHMS + ("auto", "each"):
         raise TokenomicsError(f"unknown all-reduce algorithm {alg!r}; expected one of "
                               f"{', '.join(ALGORITHMS + ('auto', 'each'))}")
     out: list[CommCost] = []
