@@ -38,6 +38,23 @@ from tokenomics.core.units import as_magnitude
 QUOTED_SUFFIX = "-quoted"
 
 
+def _formats_table(f: Any, data: Mapping[str, Any], name: str, convention: str,
+                   why: str) -> Mapping[str, Any] | None:
+    """The optional table ``name`` of figures per compute key with its required
+    ``convention``, checked (None when the file has no such table)."""
+    if name not in data:
+        return None
+    t = data[name]
+    if not isinstance(t, Mapping):
+        raise f.err(name, f"must be a table: convention = \"{convention}\" and figures per "
+                          f"format")
+    f.keys(t, name, ("convention",), PEAK_KEYS)
+    if t["convention"] != convention:
+        raise f.err(f"{name}.convention",
+                    f"must be \"{convention}\" ({why}), got {t['convention']!r}")
+    return t
+
+
 def parse_achievable(f: Any, data: Mapping[str, Any], peaks: Mapping[str, float],
                      bounds: tuple[float, float]) -> dict[str, float]:
     """The optional ``[achievable]`` table: measured maximum achievable matmul rate per
@@ -60,17 +77,10 @@ def parse_achievable(f: Any, data: Mapping[str, Any], peaks: Mapping[str, float]
     dict of str to float
         Compute key -> measured rate [FLOP/s]; empty without the table.
     """
-    if "achievable" not in data:
+    ach = _formats_table(f, data, "achievable", "measured",
+                         "a benchmark's best dense matmul, not a datasheet figure")
+    if ach is None:
         return {}
-    ach = data["achievable"]
-    if not isinstance(ach, Mapping):
-        raise f.err("achievable", "must be a table: convention = \"measured\" and rates per "
-                                  "format")
-    f.keys(ach, "achievable", ("convention",), PEAK_KEYS)
-    if ach["convention"] != "measured":
-        raise f.err("achievable.convention",
-                    f"must be \"measured\" (a benchmark's best dense matmul, not a datasheet "
-                    f"figure), got {ach['convention']!r}")
     out: dict[str, float] = {}
     for k in PEAK_KEYS:
         v = f.quantity(ach, k, "achievable", "flop/s", *bounds, required=False)
@@ -106,16 +116,11 @@ def parse_quoted(f: Any, data: Mapping[str, Any], bounds: tuple[float, float]
     dict of str to float
         Compute key -> quoted figure [FLOP/s]; empty without the table.
     """
-    if "quoted" not in data:
+    q = _formats_table(f, data, "quoted", "unknown",
+                       "a figure known to be dense goes in [compute]; one known to be sparse "
+                       "goes there halved")
+    if q is None:
         return {}
-    q = data["quoted"]
-    if not isinstance(q, Mapping):
-        raise f.err("quoted", "must be a table: convention = \"unknown\" and figures per format")
-    f.keys(q, "quoted", ("convention",), PEAK_KEYS)
-    if q["convention"] != "unknown":
-        raise f.err("quoted.convention",
-                    f"must be \"unknown\" (a figure known to be dense goes in [compute]; one "
-                    f"known to be sparse goes there halved), got {q['convention']!r}")
     out: dict[str, float] = {}
     for k in PEAK_KEYS:
         v = f.quantity(q, k, "quoted", "flop/s", *bounds, required=False)
