@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tokenomics as tk
 from tokenomics.surfaces.report import build_report, layout_min_devices
@@ -43,3 +45,23 @@ def test_a_report_that_fails_leaves_out_untouched(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["report", "llama-3.1-8b", "h100-sxm", "--context", "x", "--out", str(out)])
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+
+@given(st.lists(st.one_of(st.integers(-10**12, 10**12).map(float), st.floats(-1e12, 1e12),
+                          st.just(float("nan"))), min_size=1, max_size=20))
+def test_whole_counts_keep_every_value_and_turn_integer_only_when_all_are_whole(xs):
+    # law: the written column equals the input value for value; it is an integer column
+    # exactly when every value is finite and whole
+    import math
+
+    import pandas as pd
+
+    from tokenomics.surfaces.report import whole_counts
+
+    out = whole_counts(pd.DataFrame({"batch": xs, "step_time_s": xs}))
+    whole = all(math.isfinite(x) and x == int(x) for x in xs)
+    assert (out.batch.dtype.kind == "i") == whole
+    assert out.step_time_s.dtype.kind == "f"                  # not a count column
+    for a, b in zip(out.batch, xs, strict=True):
+        assert (math.isnan(a) and math.isnan(b)) or a == b
