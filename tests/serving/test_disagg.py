@@ -198,6 +198,23 @@ def test_best_pool_ratio_equals_the_search_over_every_split(total, ttft, tpot):
     assert len(s.table) <= 4 * n                               # linear, not n^2 / 2
 
 
+@pytest.mark.parametrize("total", [40_001, 266_999, 9_999_999])
+def test_best_pool_ratio_of_a_fleet_equals_the_search_over_every_prefill_count(total):
+    # Past MAX_SPLIT_ROWS prefill counts the search keeps a window around the balance point.
+    # Against it, an exhaustive search over every prefill count n_p, each with the most decode
+    # instances the rest of the budget holds, rate min(a n_p, b n_d), a and b the one-instance
+    # rates of each pool (each read where the other pool is large enough not to bind).
+    w, slo = Workload(2048, 256), SLO(1.0, 0.033)
+    a = disaggregated_goodput(D70, D70, 1, 10**6, w, slo).rate_per_s
+    b = disaggregated_goodput(D70, D70, 10**6, 1, w, slo).rate_per_s
+    n_p = np.arange(1, total // 4)
+    rate = np.minimum(a * n_p, b * ((total - 4 * n_p) // 4))
+    s = best_pool_ratio(D70, D70, total, w, slo)
+    assert s.goodput_per_s_per_budget_device == pytest.approx(rate.max() / total, rel=1e-12)
+    assert s.n_prefill == n_p[np.argmax(rate)]
+    assert len(s.table) <= 4 * 4096                       # bounded, whatever the budget
+
+
 def test_best_pool_ratio_picks_six_prefill_for_two_decode():
     s = best_pool_ratio(D70, D70, 32, 2048, 256, 1.0, 0.033)
     # One decode instance takes 33.7 req/s within memory; a prefill instance ~9.9 within the

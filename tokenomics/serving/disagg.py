@@ -411,7 +411,8 @@ class PoolSplit(Result):
         The candidate splits, for each prefill count the decode counts that can be best
         (the largest the budget allows and the smallest that matches the prefill pool):
         ``n_prefill``, ``n_decode``, ``n_devices``, ``rate_per_s``,
-        ``goodput_per_s_per_budget_device``, ``binding``. Linear in the budget.
+        ``goodput_per_s_per_budget_device``, ``binding``. Linear in the budget up to
+        :data:`MAX_SPLIT_ROWS` prefill counts, then those counts nearest the balance point.
     """
 
     n_prefill: int
@@ -421,31 +422,48 @@ class PoolSplit(Result):
     table: pd.DataFrame
 
 
-#: Largest device budget :func:`best_pool_ratio` searches (its candidate table is linear in it).
+#: Largest device budget :func:`best_pool_ratio` searches.
 MAX_POOL_DEVICES = 10_000_000
+#: Most prefill counts :func:`best_pool_ratio` tabulates: beyond it, the window of this many
+#: around the balance point :math:`n_p c_p = n_d c_d` (the best split is always inside it).
+MAX_SPLIT_ROWS = 4096
 
 
 def _candidate_splits(m: _Disagg, total: int) -> tuple[np.ndarray, np.ndarray]:
     r"""For each prefill count, the decode counts that can be best: O(budget), not O(budget²).
 
-    The rate :math:`\min(a n_p, b n_d)` never falls as :math:`n_d` grows, so for a given
+    Past :data:`MAX_SPLIT_ROWS` prefill counts only a window of that many around the balance
+    point is kept: the rate :math:`\min(a n_p, b\, d_{max}(n_p))` rises with :math:`n_p`
+    below the crossing and never rises above it, so the best split is within a count or two of
+    it and the work stays bounded for any budget. The rate :math:`\min(a n_p, b n_d)` never falls as :math:`n_d` grows, so for a given
     :math:`n_p` only the largest :math:`n_d` the budget allows can win, or, where the
     prefill pool binds first, the smallest :math:`n_d` that reaches :math:`a n_p` (fewer
     devices for the same rate); the neighbours of that count are kept against rounding.
     """
     dp, dd = m.n_dev_p, m.n_dev_d
-    n_p = np.arange(1, (total - dd) // dp + 1)
+    top = (total - dd) // dp
+    one = _disagg_limits(m, 1, 1)
+    a = min(one["ttft"], one["link"])                 # rate per prefill instance
+    b = float(one[m.decode_binding])                  # rate per decode instance
+    lo, hi = 1, top
+    if top > MAX_SPLIT_ROWS and a > 0 and b > 0:
+        # a n_p rises and b (total - n_p dp) / dd falls: the best split sits where they cross
+        mid = int(round(b * total / (a * dd + b * dp)))
+        lo = max(1, mid - MAX_SPLIT_ROWS // 2)
+        hi = min(top, lo + MAX_SPLIT_ROWS - 1)
+        lo = max(1, hi - MAX_SPLIT_ROWS + 1)
+    n_p = np.arange(lo, hi + 1, dtype=np.int64)
     d_max = (total - n_p * dp) // dd
     lim = _disagg_limits(m, n_p, np.ones_like(n_p))
     per_prefill = np.min([np.broadcast_to(np.asarray(lim[k], float), n_p.shape)
                           for k in lim if k in ("ttft", "link")], axis=0)
-    per_decode = float(np.asarray(lim[m.decode_binding], float).flat[0])
+    per_decode = b
     reach = np.ceil(per_prefill / per_decode) if per_decode > 0 else d_max
     cand = [d_max] + [np.clip(reach + j, 1, d_max) for j in (-1, 0, 1)]
     P_ = np.concatenate([n_p] * len(cand))
     D_ = np.concatenate(cand).astype(np.int64)
-    pairs = np.unique(np.stack([P_, D_], axis=1), axis=0)
-    return pairs[:, 0], pairs[:, 1]
+    key = np.unique(P_ * (int(d_max.max()) + 1) + D_)   # one sort of integers, not of rows
+    return key // (int(d_max.max()) + 1), key % (int(d_max.max()) + 1)
 
 
 @accepts_legacy(_POOLS_0_1, _DEFAULTS_0_1, _disagg_0_1, "workload")
