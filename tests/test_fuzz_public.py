@@ -227,8 +227,9 @@ def _params(name: str) -> list[str]:
 FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 CALL_LIMIT_S = 2.0
 #: Calls whose work is a fit by design, with the limit they run under instead (documented in
-#: their docstrings): transfer_report refits the calibration without one source family.
-LONG_CALLS_S = {"transfer_report": 120.0}
+#: their docstrings): transfer_report refits the calibration without one source family;
+#: simulate_serving is one loop iteration per step, at most 100,000 steps (about 5-12 s).
+LONG_CALLS_S = {"transfer_report": 120.0, "simulate_serving": 15.0}
 _SLOW: list[str] = []
 
 

@@ -87,6 +87,7 @@ def test_trace_is_reproducible_and_tabulates():
     (dict(arrival_rate_per_s=0.0), "arrival_rate_per_s"),
     (dict(admission="greedy"), "policy"),
     (dict(steps=10), "steps"),
+    (dict(steps=1_067_821), "steps must be at most 100,000"),   # the fuzz profile's case
     (dict(output_cv=-1.0), "output_cv"),
     (dict(seed=1.5), "seed"),
 ])

@@ -93,7 +93,10 @@ ADMISSION_POLICIES = ("naive", "ready_buffer", "smoothed", "layered")
 #: The slow loop's ceiling on reserved KV over the budget: the reservation counts every
 #: sequence at its expected final length, more than the running sequences hold on average.
 _MAX_HEADROOM = 1.1
-_MAX_STEPS = 10_000_000
+#: Most steps one run may take: the loop is linear in steps (45-120 us each on a CI core), so
+#: this bounds a call at about 5-12 s; a longer horizon is the same steady state, so run
+#: several seeds instead.
+_MAX_STEPS = 100_000
 _MAX_CV = 10.0
 _MAX_ARRIVALS = 2_000_000
 
@@ -543,7 +546,9 @@ def simulate_serving(dep: Deployment, arrival_rate_per_s: float, input_tokens: i
         ``"naive"``, ``"ready_buffer"``, ``"smoothed"``, ``"layered"`` or an
         :class:`Admission` with its knobs.
     steps : int
-        Forward steps simulated, >= 100 and at most 10,000,000; the run holds the state of
+        Forward steps simulated, >= 100 and at most 100,000 (a call's time is bounded by
+        it: about 5-12 s at the maximum; for more samples of the same steady state run
+        several seeds); the run holds the state of
         every request that arrives, at most 2,000,000. The run is one loop iteration per step
         (admission, prefill, decode, retirement and preemption are decisions of each step on
         the last one's state): measured at 45-120 us per step on one 2-core CI machine's core
@@ -585,8 +590,10 @@ def simulate_serving(dep: Deployment, arrival_rate_per_s: float, input_tokens: i
     osl = V.single_whole(output_tokens, "output_tokens", unit="token")
     n_steps = V.single_whole(steps, "steps", minimum=100)
     if n_steps > _MAX_STEPS:
-        raise TokenomicsError(f"steps must be at most {_MAX_STEPS:,} (a run's series are held "
-                              f"in memory), got {n_steps:,}")
+        raise TokenomicsError(f"steps must be at most {_MAX_STEPS:,} (one loop iteration per "
+                              f"step, 45-120 us each: about 5-12 s at the maximum), got "
+                              f"{n_steps:,}; for more samples of the same steady state, run "
+                              f"several seeds")
     cv = V.single_amount(V.positive(output_cv, "output_cv", "count"), "output_cv", "count")
     rng = np.random.default_rng(V.seed(seed))
     if cv > _MAX_CV:
