@@ -37,13 +37,15 @@ _EXPORTS = {
     "PARAMS": ".fitting",
     "FIXED": ".fitting",
     "F_SCALE": ".pooling",
-    "INTERVAL": ".fitting",
+    "INTERVAL": ".intervals",
     "predict": ".fitting",
     "calibration_rows": ".fitting",
     "excluded_rows": ".fitting",
     "fit": ".fitting",
     "fit_design": ".fitting",
     "grouped_cv": ".fitting",
+    "group_interval": ".intervals",
+    "cv_coverage": ".intervals",
     "transfer_report": ".fitting",
     "calibration_summary": ".fitting",
     "UNEXPRESSED": ".fitting",
@@ -82,6 +84,6 @@ _EXPORTS = {
     "starts": ".pooling",
     "fit_problem": ".pooling",
 }
-_MODULES = ('corpus', 'design', 'fitting', 'measurements', 'pooling',)
+_MODULES = ('corpus', 'design', 'fitting', 'intervals', 'measurements', 'pooling',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

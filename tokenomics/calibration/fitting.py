@@ -33,9 +33,11 @@ forecast; a seeded random 10-fold split gives the error where every group is see
 posed; :func:`cv_spread` refits everything from perturbed starts and reports how far each
 figure moves (the committed spread is in ``[cv_spread]``).
 
-**Intervals.** For each grouping the 10th and 90th percentiles of the held-out log ratios
-:math:`\\log(s / \\hat s)` of speeds give the interval of a forecast whose group of that kind
-the corpus has not seen; the random split's give the interval where all are seen. A forecast
+**Intervals.** For each grouping the held-out log ratios :math:`\\log(s / \\hat s)` of speeds
+give the interval of a forecast whose group of that kind the corpus has not seen, read as
+random effects: a new group's bias drawn from the groups' shrunk biases, plus a row's
+scatter about its group (:func:`group_interval`, its 10th and 90th percentiles); the random
+split's give the interval where all are seen. A forecast
 unseen in several respects widens each side in quadrature (:func:`interval_for`). Coverage
 is itself cross-validated: each group judged by the interval of the other groups' ratios.
 
@@ -62,6 +64,7 @@ import pandas as pd
 
 from tokenomics.calibration.corpus import GROUPINGS, CorpusRow, bound, load_corpus
 from tokenomics.calibration.design import Design, build_design, predict_rows
+from tokenomics.calibration.intervals import INTERVAL, cv_coverage, group_interval
 from tokenomics.calibration.measurements import Measurement, speed
 from tokenomics.calibration.pooling import (
     HELD,
@@ -80,8 +83,6 @@ from tokenomics.data.catalog import catalog_dir, model, read_toml
 from tokenomics.data.deployment import check_deployment
 from tokenomics.data.specs import ROOFLINE, Efficiency
 
-#: Quantiles of the held-out speed ratios that bound the 80% interval.
-INTERVAL = (0.1, 0.9)
 #: Folds of the random split (every group seen), and its seed.
 KFOLDS = 10
 #: Parameters held at a value instead of fitted (:data:`~tokenomics.calibration.pooling.HELD`).
@@ -219,16 +220,6 @@ def grouped_cv(rows: list[CorpusRow] | None = None, d: Design | None = None,
         out[f"cv_{g}"] = pred
         out[f"cv_{g}_ratio"] = _speed_ratio(d, pred)
     return out
-
-
-def _cv_coverage(ratios: np.ndarray, labels: np.ndarray) -> float:
-    """Share of rows inside the interval built from the other groups' held-out ratios."""
-    inside = np.zeros(len(ratios), bool)
-    for v in np.unique(labels):
-        test = labels == v
-        lo, hi = np.quantile(ratios[~test], INTERVAL)
-        inside[test] = (ratios[test] >= lo) & (ratios[test] <= hi)
-    return float(inside.mean())
 
 
 @dataclass(frozen=True)
@@ -607,16 +598,16 @@ def cv_figures(rows: list[CorpusRow], d: Design, full: Fit, cv: pd.DataFrame
     for g in (*GROUPINGS, "rows"):
         err = np.abs(cv[f"cv_{g}"].to_numpy() / d.measured - 1)
         ratios = cv[f"cv_{g}_ratio"].to_numpy()
-        lo, hi = (float(x) for x in np.quantile(ratios, INTERVAL))
+        labels = _labels(rows, g)
+        lo, hi = group_interval(ratios, labels)
         intervals[g] = (min(lo, 1.0), max(hi, 1.0))
         figs[f"{g}_median_error"] = float(np.median(err))
         figs[f"{g}_moe_median_error"] = float(np.median(err[moe]))
         figs[f"{g}_dense_median_error"] = float(np.median(err[~moe]))
         figs[f"{g}_tpot_median_error"] = float(np.median(err[tpot]))
-        labels = _labels(rows, g)
         figs[f"{g}_worst_group_median_error"] = float(max(
             np.median(err[labels == v]) for v in np.unique(labels)))
-        figs[f"{g}_interval_coverage"] = _cv_coverage(ratios, labels)
+        figs[f"{g}_interval_coverage"] = cv_coverage(ratios, labels)
         if g != "rows":
             pooled.append(ratios)
     lo, hi = (float(x) for x in np.quantile(np.concatenate(pooled), INTERVAL))
