@@ -20,6 +20,9 @@ from tokenomics.data import catalog
 #: Devices that cannot be deployed multi-chip from published figures, with the reason.
 SINGLE_CHIP = {
     "bertha": "HyperAccel's ESL chip-to-chip link has no published bandwidth or domain size",
+    "mi430x": "AMD has published no MI430X scale-up or scale-out figure (announced part)",
+    "rubin-cpx": "PCIe Gen 6 without a published lane count or rate, and no per-CPX NIC rate "
+                 "(announced part)",
 }
 
 #: Layouts other than the default (Llama 3.1 8B at the release BF16, tp=2).
