@@ -65,7 +65,7 @@ _TOP = {
         "prefix_cached_prefill", "PrefixCachedPrefill", "reload_or_recompute",
         "ReloadOrRecompute", "shared_prefix_kv_bytes", "SLOAttainment", "speculative_decode",
         "SpeculativeResult", "steady_state", "steady_state_over", "SteadyState", "Tier", "tier",
-        "simulate_serving", "ServingTrace", "Admission",
+        "simulate_serving", "ServingTrace", "Admission", "replica_ttft", "ReplicaTTFT",
     ),
     "economics": (
         "ApiPrice", "blended_price", "cost_per_million_tokens", "deployment_cost",

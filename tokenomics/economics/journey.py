@@ -18,16 +18,19 @@ Steps before the first token, in order (latencies [s]):
 ``gateway``            API gateway (source: under 1 ms)
 ``auth_billing``       key to organisation, rate tier, pricing mode
 ``load_balancer``      replica choice
-``queue``              admission wait: M/D/1 with service time :math:`1/\\mu` at
-                       :math:`\\rho = \\lambda/\\mu`, :math:`\\mu` the replica's completion rate
-                       at the concurrency (:func:`tokenomics.steady_state`); mean here,
-                       quantiles in :attr:`Journey.ttft_p99_s`; at :math:`\\rho \\ge 1` the
-                       balancer refuses (HTTP 429)
+``queue``              what the load adds: the wait for a place in the running batch and the
+                       time sharing steps with other prompts adds
+                       (:func:`tokenomics.replica_ttft`: a birth-death chain of sequences over
+                       the replica's completion rates, a gated batch chain of the prompts
+                       waiting for a step); mean here, quantiles in
+                       :attr:`Journey.ttft_p99_s`; at :math:`\\lambda \\ge \\mu`, the
+                       replica's capacity, the balancer refuses (HTTP 429)
 ``router``             model, silicon and replica choice (source: a few ms)
 ``fabric_in``          scale-out hops into the replica (source: RoCEv2 5-10 us, IB 1-2 us)
-``scheduler``          wait for the next step boundary, half a step on average
-``prefill``            the steady state's TTFT at the concurrency: the prompt's chunks
-                       beside the running decodes, less the cached prefix
+``scheduler``          the rest of the step in flight at arrival (length-biased: the mean of
+                       :math:`T^2 / 2T` over the steps)
+``prefill``            the prompt's own step(s) beside the running decodes, less the cached
+                       prefix (alone: the steady state's TTFT at concurrency 1)
 ``first_token_out``    detokenise and stream (server-sent events), fabric hops out, the
                        network back to the user
 =====================  ====================================================================
@@ -44,9 +47,10 @@ request's operating point, completes :math:`r` requests a second (the steady sta
 the part of each mixed step its prompt adds, :math:`(t - t_0)/t` (:math:`t` the mixed step,
 :math:`t_0` the decode-only step), the decode's the rest.
 
-**Quantiles.** Only the queueing wait varies here (its M/D/1 distribution, the library's
-tails); every other step is its stated budget, so TTFT and end-to-end quantiles are the
-deterministic part plus the wait's quantile.
+**Quantiles.** Only the replica's part varies here (queue, scheduler, prefill: the
+distribution of :func:`tokenomics.replica_ttft`, which agrees with
+:func:`tokenomics.simulate_serving` on the same deployment); every other step is its stated
+budget, so TTFT and end-to-end quantiles are the deterministic part plus the replica's.
 
 References
 ----------
@@ -73,7 +77,7 @@ from tokenomics.data.boundary import inputs
 from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
 from tokenomics.data.deployment import Deployment
 from tokenomics.economics.cost import device_hour_usd
-from tokenomics.serving.queueing import mdl_mean_wait_s, mdl_wait_quantile_s
+from tokenomics.serving.replica_queue import TOKEN_BUDGET, replica_ttft
 from tokenomics.serving.steady import steady_state
 
 #: Terms of ``price_catalog/journey.toml``: canonical unit and plausible range.
@@ -231,7 +235,8 @@ def _operating_point(dep: Deployment, inp: int, out: int, cached: int,
 @inputs(dep="deployment")
 def request_journey(dep: Deployment, input_tokens: int, output_tokens: int, *,
                     cached_tokens: int = 0, arrival_rate_per_s: float | None = None,
-                    steps: dict[str, Any] | None = None, device_price: Any = None) -> Journey:
+                    steps: dict[str, Any] | None = None, device_price: Any = None,
+                    token_budget: int = TOKEN_BUDGET) -> Journey:
     """The latency budget and cost of one request from the user's keypress to its last token.
 
     Parameters
@@ -252,6 +257,9 @@ def request_journey(dep: Deployment, input_tokens: int, output_tokens: int, *,
     device_price : float, str, Ownership or None
         As in :func:`tokenomics.deployment_cost`: USD per device-hour, a rental tier, or
         None for the catalog's price on the default basis.
+    token_budget : int
+        Prompt tokens the replica's steps may carry (its engine's ``max_num_tokens``),
+        default 8,192 [token]; read under load (:func:`tokenomics.replica_ttft`).
 
     Returns
     -------
@@ -281,18 +289,23 @@ def request_journey(dep: Deployment, input_tokens: int, output_tokens: int, *,
     terms = _terms(steps)
     price = device_hour_usd(dep.hardware, device_price)
     ss, mu, rho = _operating_point(dep, inp, out, cached, rate)
-    return _compose(dep, ss, terms, inp, out, (mu, rho, rate or 0.0, price))
+    rq = replica_ttft(dep, inp, out, rate, cached_tokens=cached, token_budget=token_budget) \
+        if rate else None
+    return _compose(dep, ss, terms, inp, out, (mu, rho, rq, price))
 
 
 def _compose(dep: Deployment, ss: Any, terms: dict[str, tuple[float, str]], inp: int,
-             out: int, load: tuple[float, float, float, float]) -> Journey:
+             out: int, load: tuple[float, float, Any, float]) -> Journey:
     """The steps in order, their latencies, costs and sources; totals and quantiles."""
-    mu, rho, rate, price = load
+    mu, rho, rq, price = load
     val = {k: v for k, (v, _) in terms.items()}
     srcs = {k: s for k, (_, s) in terms.items()}
-    tpot, ttft_engine = float(ss.tpot_s), float(ss.ttft_s)
-    S = 1.0 / mu
-    wait = float(mdl_mean_wait_s(rate, S)) if rate else 0.0
+    tpot = float(ss.tpot_s)
+    if rq is None:                           # alone: no queue, the step starts at once
+        wait, sched, pre = 0.0, 0.0, float(ss.ttft_s)
+    else:
+        wait = rq.slot_wait_mean_s + rq.sharing_mean_s
+        sched, pre = rq.step_residual_mean_s, rq.own_step_s
     fabric = val["fabric_hops"] * val["fabric_hop"]
     rows = [
         ("tokenize", inp / val["tokenize_rate"], srcs["tokenize_rate"]),
@@ -303,8 +316,8 @@ def _compose(dep: Deployment, ss: Any, terms: dict[str, tuple[float, str]], inp:
         ("queue", wait, "computed"),
         ("router", val["router"], srcs["router"]),
         ("fabric_in", fabric, srcs["fabric_hop"]),
-        ("scheduler", 0.5 * tpot if rate else 0.0, "computed"),
-        ("prefill", ttft_engine, "computed"),
+        ("scheduler", sched, "computed"),
+        ("prefill", pre, "computed"),
         ("first_token_out", val["detokenize_stream"] + fabric + val["client_network"],
          srcs["detokenize_stream"]),
         ("decode", (out - 1) * tpot, "computed"),
@@ -318,9 +331,10 @@ def _compose(dep: Deployment, ss: Any, terms: dict[str, tuple[float, str]], inp:
     cost[[r[0] for r in rows].index("decode")] = usd * (1.0 - share)
     ttft = float(lat[:-2].sum())
     e2e = float(lat.sum())
-    q = [float(mdl_wait_quantile_s(rate, S, p)) if rate else 0.0 for p in (0.5, 0.99)]
+    engine = wait + sched + pre                 # the replica's mean part, replaced below
+    q = (rq.p50_s, rq.p99_s) if rq is not None else (engine, engine)
     return Journey(step=tuple(r[0] for r in rows), latency_s=lat, cost_usd=cost,
                    source=tuple(r[2] for r in rows), ttft_s=ttft, e2e_s=e2e,
-                   ttft_p50_s=ttft - wait + q[0], ttft_p99_s=ttft - wait + q[1],
-                   e2e_p50_s=e2e - wait + q[0], e2e_p99_s=e2e - wait + q[1],
+                   ttft_p50_s=ttft - engine + q[0], ttft_p99_s=ttft - engine + q[1],
+                   e2e_p50_s=e2e - engine + q[0], e2e_p99_s=e2e - engine + q[1],
                    utilisation=rho, usd_per_request=usd)

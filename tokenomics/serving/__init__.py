@@ -19,6 +19,8 @@ Modules
     Paged versus contiguous KV-cache allocation: wasted KV memory and concurrent sequences.
 ``queueing``
     The M/D/1 queue: Poisson arrivals, one server, a deterministic service time.
+``replica_queue``
+    Time to first token on a loaded continuous-batching replica: one queue, from the steps up.
 ``slo``
     Goodput under service-level objectives: what disaggregated and colocated pools share.
 ``split_pools``
@@ -71,6 +73,11 @@ _EXPORTS = {
     "KVCapacity": ".paged",
     "kv_capacity_sequences": ".paged",
     "max_batch_ratio": ".paged",
+    "TOKEN_BUDGET": ".replica_queue",
+    "EXACT_SLOTS": ".replica_queue",
+    "slot_wait": ".replica_queue",
+    "ReplicaTTFT": ".replica_queue",
+    "replica_ttft": ".replica_queue",
     "EXACT_WAIT_SPAN": ".queueing",
     "mdl_mean_wait_s": ".queueing",
     "mdl_wait_cdf": ".queueing",
@@ -122,6 +129,6 @@ _EXPORTS = {
     "steady_state_over": ".steady",
     "chunk_counts": ".steady",
 }
-_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'dynamics', 'paged', 'queueing', 'slo', 'speculative', 'split_pools', 'steady', 'tiers',)
+_MODULES = ('agents', 'batching', 'colocated', 'disagg', 'dynamics', 'paged', 'queueing', 'replica_queue', 'slo', 'speculative', 'split_pools', 'steady', 'tiers',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)
