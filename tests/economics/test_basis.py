@@ -37,6 +37,9 @@ UNPRICED = {
     "gaudi3-pcie": "no public price for the HL-338 PCIe card in a stored source",
     "mi350x": "the one price found is a 12-month reservation (DigitalOcean, tier "
               "long-term-contract), which the default basis does not take",
+    "a800-80gb": "China-market part; no dated rental or purchase price in a stored source",
+    "h800-pcie": "China-market part; no dated rental or purchase price in a stored source",
+    "l20": "China-market part; no dated rental or purchase price in a stored source",
 }
 
 
