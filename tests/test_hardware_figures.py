@@ -45,6 +45,14 @@ FIGURES = [
     # Intel Gaudi 3 (Hot Chips 2024): 1,835 BF16/FP8 (MME), 128 GB HBM2e, 3.67 TB/s; hl-smi
     # reports 131,072 MiB = 128 GiB, so Intel's GB is binary.
     ("gaudi3", 1835, 1835, 128 * GiB, 3.67),
+    # A800 SXM4 80GB: A100's compute (tweakers-a800, slicast-a800) at A100's 312 BF16 dense,
+    # 80 GB HBM2e at 2,039 GB/s; no FP8.
+    ("a800-80gb", 312, None, 80 * GiB, 2.039),
+    # H800 PCIe 80GB: H100 PCIe's tensor rates, 1,513 / 3,026 sparse halved; 2.0 TB/s.
+    ("h800-pcie", 756.5, 1513, 80 * GiB, 2.0),
+    # L20 48GB GDDR6 (spec tables, github-code-l20-specs): 119.5 BF16, 239 FP8; 864 GB/s;
+    # nvidia-smi reads 49,140 MiB with ECC off, so the 48 GB is binary.
+    ("l20", 119.5, 239, 48 * GiB, 0.864),
 ]
 
 
@@ -141,3 +149,30 @@ def test_audited_compute_and_power_figures():
     # secondary 105 PF / 8 = 13,125); the note records the 13,125-15,000 range.
     b300 = tk.hardware("b300")
     assert b300.peak("fp4") == 108_000 / 8 * T
+
+
+# Announced parts: the vendors quote one figure without a dense/sparse convention, kept under
+# [quoted] and read only on request (tk.hardware(id, allow_quoted=True)).
+QUOTED = [
+    ("rubin-cpx", "fp4", 30e15),      # NVIDIA, Sept 2025: "30 petaFLOPs of NVFP4" per CPX
+    ("rubin-ultra", "fp4", 100e15),   # GTC 2025: 100 PF FP4 per Rubin Ultra package
+    ("mi455x", "fp4", 40e15),         # AMD MI450 series: 40 PF FP4
+    ("mi455x", "fp8", 20e15),         # and 20 PF FP8
+]
+
+
+@pytest.mark.parametrize("hw_id, fmt, flops", QUOTED)
+def test_announced_parts_hold_quoted_figures_apart(hw_id, fmt, flops):
+    assert fmt not in tk.hardware(hw_id).peak_flop_per_s            # no dense peak to use
+    assert tk.hardware(hw_id, allow_quoted=True).peak(fmt) == pytest.approx(flops, rel=1e-12)
+
+
+@pytest.mark.parametrize("sid, device, chips", [
+    ("tpu-v5e-8", "tpu-v5e", 8), ("tpu-v6e-8", "tpu-v6e", 8), ("tpu-v6e-256", "tpu-v6e", 256),
+])
+def test_tpu_slices_are_systems_of_their_chips(sid, device, chips):
+    # Google Cloud TPU configuration tables: v5litepod-8 and v6e-8 are 2x4 slices on one
+    # host; v6e-256 is the 16x16 pod
+    from tokenomics.data.systems import system
+    s = system(sid)
+    assert s.device.id == device and s.devices == chips
