@@ -61,6 +61,16 @@ _EXPORTS = {
     "main": ".catalog",
     "data_sources": ".catalog",
     "sourced_quantity": ".catalog",
+    "FIELD_KINDS": ".schema",
+    "Field": ".schema",
+    "Schema": ".schema",
+    "SCHEMAS": ".schema",
+    "JOURNEY": ".schema",
+    "ASSUMPTIONS": ".schema",
+    "API_PRICES": ".schema",
+    "check_entry": ".schema",
+    "read_entries": ".schema",
+    "schema_markdown": ".schema",
     "Deployment": ".deployment",
     "check_deployment": ".deployment",
     "model_from_hf_config": ".hf_config",
@@ -110,6 +120,6 @@ _EXPORTS = {
     "request_lengths": ".lengths",
     "request_lengths_table": ".lengths",
 }
-_MODULES = ('boundary', 'catalog', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'rentals', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
+_MODULES = ('boundary', 'catalog', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -30,7 +30,8 @@ from tokenomics.core.errors import (
     UnknownEntryError,
 )
 from tokenomics.core.units import Result
-from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
+from tokenomics.data.catalog import catalog_dir, data_sources
+from tokenomics.data.schema import API_PRICES, read_entries
 
 # ---- Provider prices -----------------------------------------------------------------------
 _PRICE_FIELDS = ("input", "cached_input", "cache_write_5m", "cache_write_1h", "output")
@@ -61,39 +62,14 @@ class ApiPrice:
 def _prices() -> dict[str, ApiPrice]:
     folder = catalog_dir("price_catalog")
     path = folder / "api_prices.toml"
-    src = data_sources(folder)
-    data = read_toml(path)
     out: dict[str, ApiPrice] = {}
-    allowed = {"id", "provider", "model", "date", "note", "batch_discount", *_PRICE_FIELDS}
-    for i, e in enumerate(data.get("price", [])):
-        where = f"price[{i}]"
-        unknown = set(e) - allowed
-        if unknown:
-            raise CatalogError(f"{path}: field {where}.{sorted(unknown)[0]}: unknown key")
-        for k in ("id", "provider", "model", "date", *_PRICE_FIELDS, "batch_discount"):
-            if k not in e:
-                raise CatalogError(f"{path}: field {where}.{k}: required key is missing")
-        vals: dict[str, float | None] = {}
-        sources: dict[str, str] = {}
-        for k in (*_PRICE_FIELDS, "batch_discount"):
-            raw = e[k]
-            if raw == "not published":
-                vals[k] = None
-                continue
-            unit, lo, hi = (("count", 0.0, 1.0) if k == "batch_discount"
-                            else ("USD/Mtok", 0.0, 1000.0))
-            vals[k] = sourced_quantity(raw, f"{where}.{k}", path, unit, lo, hi, src)
-            sources[k] = raw["source"]
-        pid = str(e["id"]).lower()
+    for i, v in enumerate(read_entries(API_PRICES, path, data_sources(folder))):
+        pid = v["id"].lower()
         if pid in out:
-            raise CatalogError(f"{path}: field {where}.id: {pid!r} defined twice")
-        inp, hit = vals.get("input"), vals.get("cached_input")
-        if inp is not None and hit is not None and hit > inp:
-            raise CatalogError(f"{path}: field {where}.cached_input: {hit:g} USD/Mtok is above "
-                               f"the uncached input price {inp:g}; a cache hit costs less")
-        out[pid] = ApiPrice(id=pid, provider=e["provider"], model=e["model"],
-                            date=str(e["date"]), sources=sources, note=e.get("note", ""),
-                            **vals)  # type: ignore[arg-type]
+            raise CatalogError(f"{path}: field price[{i}].id: {pid!r} defined twice")
+        out[pid] = ApiPrice(id=pid, provider=v["provider"], model=v["model"], date=v["date"],
+                            sources=v["_sources"], note=v["note"] or "",
+                            **{k: v[k] for k in (*_PRICE_FIELDS, "batch_discount")})
     return out
 
 

@@ -71,22 +71,20 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core import checks as V
-from tokenomics.core.errors import CatalogError, TokenomicsError
+from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import ReadableRepr, as_magnitude
 from tokenomics.data.boundary import inputs
-from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
+from tokenomics.data.catalog import catalog_dir, data_sources
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.schema import JOURNEY, read_entries
 from tokenomics.economics.cost import device_hour_usd
 from tokenomics.serving.replica_queue import TOKEN_BUDGET, replica_ttft
 from tokenomics.serving.steady import steady_state
 
-#: Terms of ``price_catalog/journey.toml``: canonical unit and plausible range.
+#: Terms of ``price_catalog/journey.toml``: canonical unit and plausible range (declared in
+#: :data:`tokenomics.data.schema.JOURNEY`).
 JOURNEY_TERMS: dict[str, tuple[str, float, float]] = {
-    "client_network": ("s", 0.0, 2.0), "gateway": ("s", 0.0, 0.1),
-    "auth_billing": ("s", 0.0, 0.5), "load_balancer": ("s", 0.0, 0.1),
-    "router": ("s", 0.0, 0.5), "fabric_hop": ("s", 0.0, 1e-3),
-    "tokenize_rate": ("token/s", 1e3, 1e9), "detokenize_stream": ("s", 0.0, 0.1),
-}
+    f.name: (f.unit, f.lo, f.hi) for f in JOURNEY.fields}
 #: Scale-out hops each way between the load balancer and the replica (an assumption).
 FABRIC_HOPS = 2
 
@@ -111,21 +109,10 @@ def load_journey_defaults(folder: Path | str | None = None) -> dict[str, Journey
         unresolved source, an implausible value.
     """
     folder = Path(folder) if folder is not None else catalog_dir("price_catalog")
-    path = folder / "journey.toml"
     src = data_sources(folder)
-    data = read_toml(path)
-    unknown = set(data) - set(JOURNEY_TERMS)
-    if unknown:
-        raise CatalogError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}; "
-                           f"allowed: {', '.join(JOURNEY_TERMS)}")
-    out = {}
-    for k, (unit, lo, hi) in JOURNEY_TERMS.items():
-        if k not in data:
-            raise CatalogError(f"{path}: field {k}: required key is missing")
-        v = sourced_quantity(data[k], k, path, unit, lo, hi, src)
-        s = src[data[k]["source"]]
-        out[k] = JourneyDefault(v, s.key, s.kind, str(data[k].get("note", "")))
-    return out
+    v = read_entries(JOURNEY, folder / "journey.toml", src)[0]
+    return {k: JourneyDefault(v[k], src[v["_sources"][k]].key, src[v["_sources"][k]].kind,
+                              v["_notes"][k]) for k in JOURNEY_TERMS}
 
 
 @lru_cache(maxsize=1)

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tokenomics.core import checks as V
-from tokenomics.core.errors import CatalogError, TokenomicsError
-from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
+from tokenomics.core.errors import TokenomicsError
+from tokenomics.data.catalog import catalog_dir, data_sources
+from tokenomics.data.schema import ASSUMPTIONS, read_entries
 from tokenomics.data.workload import accepts_legacy_forms
 
 #: Hours in a (365-day) year, the amortisation's unit.
@@ -38,20 +39,8 @@ HOURS_PER_YEAR = 8760.0
 @lru_cache(maxsize=1)
 def _assumptions() -> dict[str, float]:
     folder = catalog_dir("price_catalog")
-    path = folder / "assumptions.toml"
-    src = data_sources(folder)
-    data = read_toml(path)
-    spec = {"pue": ("count", 1.0, 3.0), "electricity_price": ("USD/kWh", 0.001, 2.0),
-            "networking_share": ("count", 0.0, 0.9), "service_life": ("year", 1.0, 15.0)}
-    out = {}
-    for k, (unit, lo, hi) in spec.items():
-        if k not in data:
-            raise CatalogError(f"{path}: field {k}: required key is missing")
-        out[k] = sourced_quantity(data[k], k, path, unit, lo, hi, src)
-    unknown = set(data) - set(spec)
-    if unknown:
-        raise CatalogError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}")
-    return out
+    v = read_entries(ASSUMPTIONS, folder / "assumptions.toml", data_sources(folder))[0]
+    return {f.name: v[f.name] for f in ASSUMPTIONS.fields}
 
 
 def default_assumptions() -> dict[str, float]:

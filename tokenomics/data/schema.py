@@ -1,0 +1,269 @@
+"""Data-file schemas: each field of a file kind declared once, checked by one engine.
+
+A :class:`Schema` lists a file kind's fields (:class:`Field`): a sourced quantity
+``{value, unit, source[, note]}`` with its canonical unit and plausible range (the unit's
+dimension is checked by :func:`~tokenomics.data.catalog.sourced_quantity` before the value
+is converted), a text, or a quantity that may be ``"not published"``; whether each is
+required; what it means. :func:`read_entries` checks one file against its schema and names
+file, entry and field in every :class:`~tokenomics.core.errors.CatalogError`; cross-field
+rules are functions of the parsed entry (:attr:`Schema.rules`). :data:`SCHEMAS` holds the
+kinds that use it; the loaders of those kinds, ``python -m tokenomics.surfaces.validate``
+and the schema page (:func:`schema_markdown`, in ``docs/catalog-schema.md``) all read these
+declarations, so a field's unit, range and meaning are written in one place.
+
+Notes
+-----
+The hardware, model and system files keep their own loaders
+(:mod:`tokenomics.data.catalog`, :mod:`tokenomics.data.systems`): their fields nest (links
+with a direction, per-format peaks with a convention, a verbatim ``config.json``) and their
+rules span files (aliases, the bibliography, a system's totals against its device). They
+share this engine's quantity check, :func:`~tokenomics.data.catalog.sourced_quantity`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tokenomics.core.errors import CatalogError
+from tokenomics.data.catalog import Source, read_toml, sourced_quantity
+
+#: What a field may hold: a sourced quantity, a quantity or ``"not published"``, a text.
+FIELD_KINDS = ("quantity", "quantity_or_unpublished", "text")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a data file.
+
+    Attributes
+    ----------
+    name : str
+    kind : str
+        One of :data:`FIELD_KINDS`.
+    unit : str
+        Canonical unit a quantity is converted to (``"s"``, ``"USD/Mtok"``, ``"count"``);
+        its dimension is the dimension the file's unit must have. Empty for a text.
+    lo, hi : float
+        Plausible range in ``unit`` (inclusive).
+    required : bool
+    meaning : str
+        What the field is, for the schema page.
+    """
+
+    name: str
+    kind: str = "quantity"
+    unit: str = ""
+    lo: float = -math.inf
+    hi: float = math.inf
+    required: bool = True
+    meaning: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in FIELD_KINDS:
+            raise ValueError(f"field {self.name}: kind {self.kind!r} not in {FIELD_KINDS}")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A data-file kind: where it lives, its fields, how entries are laid out, its rules.
+
+    Attributes
+    ----------
+    kind : str
+        Name of the kind (``"journey"``).
+    file : str
+        Path of the bundled file relative to the package data (``"price_catalog/journey.toml"``).
+    fields : tuple of Field
+    array : str
+        Name of the array of tables that holds one entry each (``"price"`` for
+        ``[[price]]``); empty: the file's top level is the one entry.
+    rules : tuple of callables
+        ``rule(values, fail)`` for each parsed entry: ``values`` maps field -> parsed value,
+        ``fail(field, message)`` returns the CatalogError to raise.
+    meaning : str
+        One line for the schema page.
+    """
+
+    kind: str
+    file: str
+    fields: tuple[Field, ...]
+    array: str = ""
+    rules: tuple[Callable[..., None], ...] = field(default=(), compare=False)
+    meaning: str = ""
+
+    def get(self, name: str) -> Field:
+        """The declared field ``name``."""
+        return next(f for f in self.fields if f.name == name)
+
+
+def _fail(path: Path, where: str) -> Callable[[str, str], CatalogError]:
+    def fail(name: str, message: str) -> CatalogError:
+        dotted = f"{where}.{name}" if where else name
+        return CatalogError(f"{path}: field {dotted}: {message}")
+    return fail
+
+
+def check_entry(schema: Schema, raw: Any, path: Path, where: str,
+                sources: Mapping[str, Source]) -> dict[str, Any]:
+    """One entry checked against its schema: field -> value (quantities in their unit, None
+    for ``"not published"``), plus ``"_sources"`` and ``"_notes"``: field -> a quantity's
+    source key and note.
+
+    Raises
+    ------
+    CatalogError
+        Naming the file, the entry (``where``, e.g. ``price[3]``) and the field: not a table,
+        an unknown or missing key, a wrong type, a unit of the wrong dimension or not a plain
+        unit string, an unresolved source, an implausible value, a broken rule.
+    """
+    fail = _fail(path, where)
+    if not isinstance(raw, Mapping):
+        raise CatalogError(f"{path}: field {where or '(top level)'}: must be a table of "
+                           f"{', '.join(f.name for f in schema.fields)}")
+    names = [f.name for f in schema.fields]
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise fail(unknown[0], f"unknown key; allowed keys here: {', '.join(names)}")
+    out: dict[str, Any] = {}
+    srcs: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    for f in schema.fields:
+        if f.name not in raw:
+            if f.required:
+                raise fail(f.name, "required key is missing")
+            out[f.name] = None
+            continue
+        v = raw[f.name]
+        if f.kind == "text":
+            if not isinstance(v, str):
+                raise fail(f.name, f"must be a string, got {v!r}")
+            out[f.name] = v
+            continue
+        if f.kind == "quantity_or_unpublished" and v == "not published":
+            out[f.name] = None
+            continue
+        dotted = f"{where}.{f.name}" if where else f.name
+        out[f.name] = sourced_quantity(v, dotted, path, f.unit, f.lo, f.hi, sources)
+        srcs[f.name] = v["source"]
+        notes[f.name] = str(v.get("note", ""))
+    out["_sources"], out["_notes"] = srcs, notes
+    for rule in schema.rules:
+        rule(out, fail)
+    return out
+
+
+def read_entries(schema: Schema, path: Path | str, sources: Mapping[str, Source]
+                 ) -> list[dict[str, Any]]:
+    """Every entry of one file of ``schema``'s kind, checked (:func:`check_entry`).
+
+    A file whose top level is its one entry gives a list of one; an array kind gives its
+    entries in file order (an absent or empty array: none).
+
+    Raises
+    ------
+    CatalogError
+        As :func:`check_entry`; and for an array kind, a top-level key other than the array
+        or an array that is not a list of tables.
+    """
+    path = Path(path)
+    data = read_toml(path)
+    if not schema.array:
+        return [check_entry(schema, data, path, "", sources)]
+    other = sorted(set(data) - {schema.array})
+    if other:
+        raise CatalogError(f"{path}: field {other[0]}: unknown key; the file holds "
+                           f"[[{schema.array}]] entries only")
+    items = data.get(schema.array, [])
+    if not isinstance(items, list):
+        raise CatalogError(f"{path}: field {schema.array}: must be an array of tables "
+                           f"([[{schema.array}]])")
+    return [check_entry(schema, e, path, f"{schema.array}[{i}]", sources)
+            for i, e in enumerate(items)]
+
+
+# --------------------------------------------------------------------------------------------
+# The kinds
+# --------------------------------------------------------------------------------------------
+def _cache_hit_below_input(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    inp, hit = v.get("input"), v.get("cached_input")
+    if inp is not None and hit is not None and hit > inp:
+        raise fail("cached_input", f"{hit:g} USD/Mtok is above the uncached input price "
+                                   f"{inp:g}; a cache hit costs less")
+
+
+_USD_MTOK = dict(kind="quantity_or_unpublished", unit="USD/Mtok", lo=0.0, hi=1000.0)
+
+JOURNEY = Schema(
+    "journey", "price_catalog/journey.toml", (
+        Field("client_network", unit="s", lo=0.0, hi=2.0,
+              meaning="the user to the data centre, one way"),
+        Field("gateway", unit="s", lo=0.0, hi=0.1, meaning="API gateway's latency budget"),
+        Field("auth_billing", unit="s", lo=0.0, hi=0.5,
+              meaning="key to organisation, rate tier and pricing mode"),
+        Field("load_balancer", unit="s", lo=0.0, hi=0.1, meaning="replica choice"),
+        Field("router", unit="s", lo=0.0, hi=0.5,
+              meaning="inference router: model, silicon and replica"),
+        Field("fabric_hop", unit="s", lo=0.0, hi=1e-3, meaning="one scale-out hop"),
+        Field("tokenize_rate", unit="token/s", lo=1e3, hi=1e9,
+              meaning="tokeniser throughput on the client's CPU"),
+        Field("detokenize_stream", unit="s", lo=0.0, hi=0.1,
+              meaning="detokenise one token and stream it out"),
+    ), meaning="the request journey's step budgets outside the accelerator")
+
+ASSUMPTIONS = Schema(
+    "assumptions", "price_catalog/assumptions.toml", (
+        Field("pue", unit="count", lo=1.0, hi=3.0,
+              meaning="power usage effectiveness of the facility"),
+        Field("electricity_price", unit="USD/kWh", lo=0.001, hi=2.0,
+              meaning="price of a kilowatt-hour at the meter"),
+        Field("networking_share", unit="count", lo=0.0, hi=0.9,
+              meaning="networking's share of the cost of ownership"),
+        Field("service_life", unit="year", lo=1.0, hi=15.0,
+              meaning="years a purchase is amortised over"),
+    ), meaning="cost-of-ownership defaults")
+
+API_PRICES = Schema(
+    "api_prices", "price_catalog/api_prices.toml", (
+        Field("id", kind="text", meaning="provider/model, lowercase"),
+        Field("provider", kind="text", meaning="the provider's name"),
+        Field("model", kind="text", meaning="the model's name as the provider lists it"),
+        Field("date", kind="text", meaning="when the price list was read (YYYY[-MM[-DD]])"),
+        Field("input", meaning="uncached input price [USD/Mtok]", **_USD_MTOK),
+        Field("cached_input", meaning="cache-hit (read) input price [USD/Mtok]", **_USD_MTOK),
+        Field("cache_write_5m", meaning="5-minute cache write price [USD/Mtok]", **_USD_MTOK),
+        Field("cache_write_1h", meaning="1-hour cache write price [USD/Mtok]", **_USD_MTOK),
+        Field("output", meaning="output price [USD/Mtok]", **_USD_MTOK),
+        Field("batch_discount", kind="quantity_or_unpublished", unit="count", lo=0.0, hi=1.0,
+              meaning="fraction off input and output in the batch tier"),
+        Field("note", kind="text", required=False, meaning="anything a reader should know"),
+    ), array="price", rules=(_cache_hit_below_input,),
+    meaning="providers' dated API prices")
+
+#: The file kinds read through this engine, by name.
+SCHEMAS: dict[str, Schema] = {s.kind: s for s in (JOURNEY, ASSUMPTIONS, API_PRICES)}
+
+
+def _cell(x: Any) -> str:
+    return str(x).replace("|", "\\|")
+
+
+def schema_markdown() -> str:
+    """The schema page's section: one table per kind of :data:`SCHEMAS` (generated)."""
+    out = []
+    for s in SCHEMAS.values():
+        head = f"[[{s.array}]] entries" if s.array else "one table"
+        out += [f"### `{s.file}`: {s.meaning} ({head})", "",
+                "| field | holds | unit | range | required | meaning |", "|---|---|---|---|---|---|"]
+        for f in s.fields:
+            rng = "" if f.kind == "text" else f"{f.lo:g} to {f.hi:g}"
+            holds = {"quantity": "{value, unit, source}",
+                     "quantity_or_unpublished": "{value, unit, source} or \"not published\"",
+                     "text": "string"}[f.kind]
+            out.append(f"| `{f.name}` | {_cell(holds)} | {f.unit or '-'} | {rng or '-'} | "
+                       f"{'yes' if f.required else 'no'} | {_cell(f.meaning)} |")
+        out.append("")
+    return "\n".join(out)
