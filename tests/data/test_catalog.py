@@ -264,3 +264,15 @@ def test_achievable_matmul_rates_are_the_measured_table():
     assert m.achievable_share("bf16") == pytest.approx(668.4 / 1307.4, rel=1e-3)
     # FP16 borrows BF16's share where FP16 is not measured
     assert m.achievable_share("fp16") == pytest.approx(m.achievable_share("bf16"))
+
+
+def test_glm_46_and_47_are_glm_45_with_a_longer_context():
+    # glm4x-config-diff: the three 355B configs are field-for-field identical except
+    # max_position_embeddings, 131,072 -> 202,752 -> 202,752; Z.ai: 355B total, 32B active
+    base = tk.model("glm-4.5")
+    for mid in ("glm-4.6", "glm-4.7"):
+        m = tk.model(mid)
+        assert m.max_context == 202_752 and base.max_context == 131_072
+        assert tk.param_count(m) == tk.param_count(base)
+        assert tk.kv_bytes_per_token(m) == tk.kv_bytes_per_token(base) == 92 * 8 * 256 * 2
+        assert m.official_total_params == 355e9 and m.official_active_params == 32e9
