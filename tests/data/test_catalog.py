@@ -276,3 +276,14 @@ def test_glm_46_and_47_are_glm_45_with_a_longer_context():
         assert tk.param_count(m) == tk.param_count(base)
         assert tk.kv_bytes_per_token(m) == tk.kv_bytes_per_token(base) == 92 * 8 * 256 * 2
         assert m.official_total_params == 355e9 and m.official_active_params == 32e9
+
+
+def test_deepseek_v31_is_its_own_entry_on_v3s_architecture():
+    # model-card-deepseek-v31: V3.1-Base continues the original V3 base checkpoint; 671B
+    # total, 37B activated; released 2025-08. V3.1-Terminus resolves to it, R1 stays on V3.
+    m, v3 = tk.model("deepseek-v3.1"), tk.model("deepseek-v3")
+    assert m.id == "deepseek-v3.1" and m.max_context == v3.max_context
+    assert tk.param_count(m) == tk.param_count(v3)
+    assert tk.kv_bytes_per_token(m) == (512 + 64) * 61 * 2        # MLA latent at BF16
+    assert tk.model("deepseek-v3.1-terminus").id == "deepseek-v3.1"
+    assert tk.model("deepseek-r1").id == "deepseek-v3"
