@@ -35,9 +35,9 @@ def main(n: int = 10_000, repeats: int = 5, loop_points: int = 200) -> None:
         top = int(tk.max_batch(d, 2048 + 256))
         conc = np.linspace(1, top, n).round()
         tk.steady_state(d, conc[:10], 2048, 256)                 # warm up
-        vec = _best(lambda: tk.steady_state(d, conc, 2048, 256), repeats)
-        loop = _best(lambda: [tk.steady_state(d, int(c), 2048, 256)
-                              for c in conc[:loop_points]], 1) * n / loop_points
+        vec = _best(lambda d=d, conc=conc: tk.steady_state(d, conc, 2048, 256), repeats)
+        loop = _best(lambda d=d, conc=conc: [tk.steady_state(d, int(c), 2048, 256)
+                                             for c in conc[:loop_points]], 1) * n / loop_points
         print(f"{name}: {n:,} concurrencies in one call {vec * 1e3:.1f} ms "
               f"(best of {repeats}); one call per point ~{loop:.2f} s; "
               f"ratio {loop / vec:,.0f}x")
