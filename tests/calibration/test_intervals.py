@@ -79,3 +79,19 @@ def test_coverage_judges_each_group_by_the_others():
 def test_bad_ratios_get_a_library_error(ratios, labels, match):
     with pytest.raises(tk.TokenomicsError, match=match):
         group_interval(ratios, labels)
+
+
+def test_many_groups_are_read_from_the_sums_distribution_function(monkeypatch):
+    # Past four million residual x bias sums the quantiles come from the sums' empirical
+    # distribution function, inverted by bisection: the same interval (to the sums' spacing)
+    # without holding them, so one group per row of 20,000 rows stays bounded.
+    import tokenomics.calibration.intervals as I
+    rng = np.random.default_rng(0)
+    x = np.exp(rng.normal(0.0, 0.1, 3000))
+    lab = rng.integers(0, 40, 3000)
+    exact = group_interval(x, lab)
+    monkeypatch.setattr(I, "_EXACT_SUMS", 0)
+    assert group_interval(x, lab) == pytest.approx(exact, rel=1e-4)
+    monkeypatch.undo()
+    lo, hi = group_interval(np.exp(rng.normal(0.0, 0.1, 20_000)), np.arange(20_000))
+    assert 0.8 < lo < 1.0 < hi < 1.25

@@ -26,7 +26,8 @@ def group_interval(ratios: Any, labels: Any, q: tuple[float, float] = INTERVAL
 
     A row's held-out log ratio :math:`x = \log(s/\hat s)` is read as its group's bias
     :math:`b_k` plus the row's own scatter :math:`e`. A new group draws a new bias, so the
-    interval is the ``q`` quantiles of every sum :math:`\tilde b_k + e_j`: each group's
+    interval is the ``q`` quantiles of every sum :math:`\tilde b_k + e_j` (held at once up to
+    four million sums, else read from their distribution function, inverted by bisection): each group's
     shrunk bias beside each row's residual from its group's median :math:`m_k`. The medians
     are shrunk toward their weighted mean :math:`\mu` by the between-group variance
     estimated by the method of moments,
@@ -81,8 +82,31 @@ def group_interval(ratios: Any, labels: Any, q: tuple[float, float] = INTERVAL
     w = 1.0 / (s2 / n + tau2) if s2 > 0 or tau2 > 0 else np.ones_like(n)
     mu = float(np.sum(w * med) / np.sum(w))
     shrunk = mu + (med - mu) * (n * tau2 / (n * tau2 + s2) if s2 > 0 else 1.0)
-    lo, hi = np.quantile((resid[:, None] + shrunk[None, :]).ravel(), q)
+    if resid.size * shrunk.size <= _EXACT_SUMS:
+        lo, hi = np.quantile((resid[:, None] + shrunk[None, :]).ravel(), q)
+    else:                                  # too many sums to hold: invert their ECDF instead
+        lo, hi = (_sum_quantile(np.sort(resid), shrunk, p) for p in q)
     return float(np.exp(lo)), float(np.exp(hi))
+
+
+#: Most residual x bias sums :func:`group_interval` holds at once (about 32 MB); beyond, the
+#: quantiles come from the sums' empirical distribution function, inverted by bisection.
+_EXACT_SUMS = 4_000_000
+
+
+def _sum_quantile(resid_sorted: np.ndarray, biases: np.ndarray, p: float) -> float:
+    """The ``p`` quantile of every sum resid + bias, from :math:`F(t) = \\overline{F_e(t - b_k)}`
+    (the residuals' empirical distribution averaged over the biases), by bisection [-]."""
+    lo = float(resid_sorted[0] + biases.min())
+    hi = float(resid_sorted[-1] + biases.max())
+    n = resid_sorted.size
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        F = np.searchsorted(resid_sorted, mid - biases, side="right").sum() / (n * biases.size)
+        lo, hi = (mid, hi) if F < p else (lo, mid)
+        if hi - lo <= 1e-12 * max(1.0, abs(mid)):
+            break
+    return 0.5 * (lo + hi)
 
 
 def cv_coverage(ratios: np.ndarray, labels: np.ndarray) -> float:
