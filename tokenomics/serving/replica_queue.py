@@ -215,12 +215,12 @@ def _place_chain(dep: Deployment, inp: int, out: int, cached: int, lam: float
     r = np.asarray(steady_state(dep, nodes, inp, out, cached_tokens=cached).requests_per_s,
                    float)
     r = np.maximum.accumulate(r)            # the completion rate never falls with more places
-    c = _chain(nodes, r, lam) if lam < r[-1] else None
-    if c is None:
+    if lam >= r[-1]:
         raise TokenomicsError(f"arrival_rate_per_s {lam:g} is at or above the replica's "
                               f"capacity {r[-1]:.4g} requests/s ({int(nodes[-1])} sequences "
                               f"in memory): no steady state; add replicas or lower the rate")
-    return c["wait"], c["wait"] / c["decay"], c["decay"], 1.0 - c["idle"], c["busy_mean"]
+    ch = _chain(nodes, r, lam)
+    return ch["wait"], ch["wait"] / ch["decay"], ch["decay"], 1.0 - ch["idle"], ch["busy_mean"]
 
 
 def _step_components(dep: Deployment, B: float, inp: int, out: int, cached: int, lam: float,
