@@ -103,7 +103,7 @@ def _copy(tmp_path: Path) -> Path:
     ('miss_price = { value = 8.4,', 'miss_price = { value = -8.4,',
      r"field retention\.miss_price: implausible value -8\.4 USD/Mtok .* expected between 0 "),
     ('[retention]\nmiss_price', '[retention]\nmiss_penalty',
-     r"field retention\.miss_penalty: unknown key; allowed: miss_price"),
+     r"field retention\.miss_penalty: unknown key; allowed keys here: miss_price"),
     ('[retention]\nmiss_price', '[retentions]\nmiss_price',
      r"field retentions: unknown key; allowed: schema, tiers, retention"),
 ])
@@ -152,7 +152,7 @@ def test_tier_validation():
 @pytest.mark.parametrize("old, new, match", [
     ('title = "Host DRAM (DDR5) over PCIe Gen5 x16"\n',
      'title = "Host DRAM (DDR5) over PCIe Gen5 x16"\ncolour = "red"\n',
-     r"field tiers\.dram\.colour: unknown key; allowed keys: title, capacity, "),
+     r"field tiers\.dram\.colour: unknown key; allowed keys here: title, capacity, "),
     ('latency = { value = 60, unit = "us", source = "tier-storagereview-micron-9550", '
      'note = "typical read latency" }\n', '',
      r"field tiers\.ssd\.latency: required key is missing"),
@@ -166,8 +166,12 @@ def test_tier_validation():
     ('capacity_per = "node"\ngpus_per_node = 8\n', 'capacity_per = "node"\n',
      r"field tiers\.dram\.gpus_per_node: required when capacity_per = 'node'"),
     ('gpus_per_node = 8', 'gpus_per_node = 0',
-     r"field tiers\.dram\.gpus_per_node: must be a positive integer, got 0"),
+     r"field tiers\.dram\.gpus_per_node: must be a whole number from 1, got 0"),
     ('capacity = "unbounded"', 'capacity = "plenty"',
+     r"field tiers\.network\.capacity: string 'plenty' is not allowed; use a "
+     r"\{value, unit, source\} table or 'unbounded'"),
+    ('capacity = "unbounded"', 'capacity = { value = 1, unit = "PB", source = '
+     '"tier-c3x-fsx-lustre" }',
      r"field tiers\.network\.capacity: capacity_per = 'unbounded' needs capacity = "
      r"\"unbounded\""),
     ('service_life = { value = 5, unit = "year", source = "tier-amazon-server-useful-life" }\n',

@@ -3,13 +3,16 @@
 A :class:`Schema` lists a file kind's fields (:class:`Field`): a sourced quantity
 ``{value, unit, source[, note]}`` with its canonical unit and plausible range (the unit's
 dimension is checked by :func:`~tokenomics.data.catalog.sourced_quantity` before the value
-is converted), a text, or a quantity that may be ``"not published"``; whether each is
-required; what it means. :func:`read_entries` checks one file against its schema and names
+is converted), a text, or a quantity that may be ``"not published"`` (or another stated word such as
+``"unbounded"``), one of a fixed set of words, a whole number; whether each is required; what
+it means. :func:`read_entries` checks one file against its schema and names
 file, entry and field in every :class:`~tokenomics.core.errors.CatalogError`; cross-field
 rules are functions of the parsed entry (:attr:`Schema.rules`). :data:`SCHEMAS` holds the
-kinds that use it; the loaders of those kinds, ``python -m tokenomics.surfaces.validate``
-and the schema page (:func:`schema_markdown`, in ``docs/catalog-schema.md``) all read these
-declarations, so a field's unit, range and meaning are written in one place.
+kinds that use it (the request journey's budgets, the cost-of-ownership defaults, the API
+prices, a KV tier and the retention default); the loaders of those kinds, ``python -m
+tokenomics.surfaces.validate`` and the schema page (:func:`schema_markdown`, in
+``docs/catalog-schema.md``) all read these declarations, so a field's unit, range and meaning
+are written in one place.
 
 Notes
 -----
@@ -31,8 +34,9 @@ from typing import Any
 from tokenomics.core.errors import CatalogError
 from tokenomics.data.catalog import Source, read_toml, sourced_quantity
 
-#: What a field may hold: a sourced quantity, a quantity or ``"not published"``, a text.
-FIELD_KINDS = ("quantity", "quantity_or_unpublished", "text")
+#: What a field may hold: a sourced quantity, a quantity or ``"not published"``, a text, one
+#: of a fixed set of words, a whole number.
+FIELD_KINDS = ("quantity", "quantity_or_unpublished", "text", "choice", "count")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,9 @@ class Field:
     required : bool
     meaning : str
         What the field is, for the schema page.
+    words : tuple of str
+        For a ``"choice"``, the words it may be; for a quantity, words it may hold instead of
+        a number (kept as the word, e.g. ``"unbounded"``).
     """
 
     name: str
@@ -61,6 +68,7 @@ class Field:
     hi: float = math.inf
     required: bool = True
     meaning: str = ""
+    words: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in FIELD_KINDS:
@@ -138,14 +146,29 @@ def check_entry(schema: Schema, raw: Any, path: Path, where: str,
             out[f.name] = None
             continue
         v = raw[f.name]
-        if f.kind == "text":
+        if f.kind in ("text", "choice"):
             if not isinstance(v, str):
                 raise fail(f.name, f"must be a string, got {v!r}")
+            if f.kind == "choice" and v not in f.words:
+                raise fail(f.name, f"{v!r} is not one of {', '.join(f.words)}")
+            out[f.name] = v
+            continue
+        if f.kind == "count":
+            if isinstance(v, bool) or not isinstance(v, int) or not f.lo <= v <= f.hi:
+                raise fail(f.name, f"must be a whole number from {f.lo:g}, got {v!r}")
             out[f.name] = v
             continue
         if f.kind == "quantity_or_unpublished" and v == "not published":
             out[f.name] = None
             continue
+        if isinstance(v, str) and v in f.words:
+            out[f.name] = v
+            continue
+        if isinstance(v, str):
+            allowed = ", ".join(repr(w) for w in (*f.words, *(
+                ("not published",) if f.kind == "quantity_or_unpublished" else ())))
+            raise fail(f.name, f"string {v!r} is not allowed; use a {{value, unit, source}} "
+                               f"table{' or ' + allowed if allowed else ''}")
         dotted = f"{where}.{f.name}" if where else f.name
         out[f.name] = sourced_quantity(v, dotted, path, f.unit, f.lo, f.hi, sources)
         srcs[f.name] = v["source"]
@@ -243,8 +266,67 @@ API_PRICES = Schema(
     ), array="price", rules=(_cache_hit_below_input,),
     meaning="providers' dated API prices")
 
+def _tier_capacity(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    unbounded = v["capacity_per"] == "unbounded"
+    if unbounded != (v["capacity"] == "unbounded"):
+        raise fail("capacity", "capacity_per = 'unbounded' needs capacity = \"unbounded\""
+                   if unbounded else "capacity = \"unbounded\" needs capacity_per = "
+                   "'unbounded'")
+    if v["capacity_per"] == "node" and v["gpus_per_node"] is None:
+        raise fail("gpus_per_node", "required when capacity_per = 'node'")
+
+
+def _tier_bandwidth_per(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    if v["bandwidth_per"] != "gpu":
+        raise fail("bandwidth_per", f"{v['bandwidth_per']!r}: only 'gpu' (a path into each GPU) "
+                   "is modelled; divide a shared path's bandwidth by its GPUs")
+
+
+def _tier_holding(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    price, life, holding = v["purchase_price"], v["service_life"], v["holding_cost"]
+    if (price is None) != (life is None):
+        raise fail("service_life" if life is None else "purchase_price",
+                   "purchase_price and service_life go together")
+    if price is not None and (holding is None
+                              or abs(holding - price / life) > 0.01 * price / life):
+        raise fail("holding_cost", f"{holding!r} USD/B/s is not purchase_price / service_life "
+                   f"= {price / life:.4g} USD/B/s ({price / life * 3.6e12:.4g} USD/GB/hour)")
+
+
+KV_TIER = Schema(
+    "kv_tier", "price_catalog/kv_tiers.toml", (
+        Field("title", kind="text", meaning="what the tier is"),
+        Field("capacity", unit="B", lo=1e9, hi=1e16, words=("unbounded",),
+              meaning="what the tier holds, per capacity_per; \"unbounded\" if bought as needed"),
+        Field("capacity_per", kind="choice", words=("gpu", "node", "unbounded"),
+              meaning="whose capacity it is"),
+        Field("gpus_per_node", kind="count", lo=1, hi=1e6, required=False,
+              meaning="GPUs sharing a per-node capacity"),
+        Field("read_bandwidth", unit="B/s", lo=1e8, hi=1e13,
+              meaning="from the tier into one GPU's HBM, as the source prints it"),
+        Field("bandwidth_direction", kind="choice", words=("bidirectional", "per_direction"),
+              meaning="how read_bandwidth is quoted (the loader halves a bidirectional one)"),
+        Field("bandwidth_per", kind="text", meaning="\"gpu\": each GPU has its own path"),
+        Field("latency", unit="s", lo=1e-9, hi=1.0, meaning="latency floor of one transfer"),
+        Field("holding_cost", kind="quantity_or_unpublished", unit="USD/B/s", lo=1e-21,
+              hi=1e-12, meaning="USD per byte of KV per second held in the tier"),
+        Field("purchase_price", unit="USD/B", lo=1e-12, hi=1e-7, required=False,
+              meaning="what holding_cost was derived from, with service_life"),
+        Field("service_life", unit="s", lo=3.0e7, hi=5.0e8, required=False,
+              meaning="years the purchase is amortised over"),
+        Field("note", kind="text", required=False, meaning="anything a reader should know"),
+    ), rules=(_tier_capacity, _tier_bandwidth_per, _tier_holding),
+    meaning="a memory tier a KV cache can wait in ([tiers.<name>] of kv_tiers.toml)")
+
+RETENTION = Schema(
+    "retention", "price_catalog/kv_tiers.toml", (
+        Field("miss_price", unit="USD/token", lo=0.0, hi=1e-3,
+              meaning="the stated price of a KV-cache miss, per token of the session's context"),
+    ), meaning="the retention policy's default ([retention] of kv_tiers.toml)")
+
 #: The file kinds read through this engine, by name.
-SCHEMAS: dict[str, Schema] = {s.kind: s for s in (JOURNEY, ASSUMPTIONS, API_PRICES)}
+SCHEMAS: dict[str, Schema] = {s.kind: s for s in (JOURNEY, ASSUMPTIONS, API_PRICES, KV_TIER,
+                                                  RETENTION)}
 
 
 def _cell(x: Any) -> str:
@@ -255,14 +337,17 @@ def schema_markdown() -> str:
     """The schema page's section: one table per kind of :data:`SCHEMAS` (generated)."""
     out = []
     for s in SCHEMAS.values():
-        head = f"[[{s.array}]] entries" if s.array else "one table"
+        head = f"[[{s.array}]] entries" if s.array else "a table"
         out += [f"### `{s.file}`: {s.meaning} ({head})", "",
                 "| field | holds | unit | range | required | meaning |", "|---|---|---|---|---|---|"]
         for f in s.fields:
-            rng = "" if f.kind == "text" else f"{f.lo:g} to {f.hi:g}"
+            rng = "" if f.kind in ("text", "choice") else f"{f.lo:g} to {f.hi:g}"
             holds = {"quantity": "{value, unit, source}",
                      "quantity_or_unpublished": "{value, unit, source} or \"not published\"",
-                     "text": "string"}[f.kind]
+                     "text": "string", "count": "whole number",
+                     "choice": " or ".join(f'"{w}"' for w in f.words)}[f.kind]
+            if f.words and f.kind == "quantity":
+                holds += " or " + " or ".join(f'"{w}"' for w in f.words)
             out.append(f"| `{f.name}` | {_cell(holds)} | {f.unit or '-'} | {rng or '-'} | "
                        f"{'yes' if f.required else 'no'} | {_cell(f.meaning)} |")
         out.append("")

@@ -58,27 +58,14 @@ from tokenomics.core.errors import (
 )
 from tokenomics.core.units import Result
 from tokenomics.data.boundary import inputs
-from tokenomics.data.catalog import catalog_dir, data_sources, read_toml, sourced_quantity
+from tokenomics.data.catalog import catalog_dir, data_sources, read_toml
 from tokenomics.data.catalog import hardware as _catalog_hardware
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.rentals import rental_price
+from tokenomics.data.schema import KV_TIER, RETENTION, check_entry
 from tokenomics.data.specs import Hardware
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import prefill
-
-_TIER_KEYS = ("title", "capacity", "capacity_per", "gpus_per_node", "read_bandwidth",
-              "bandwidth_direction", "bandwidth_per", "latency", "holding_cost",
-              "purchase_price", "service_life", "note")
-_REQUIRED = ("title", "capacity", "capacity_per", "read_bandwidth", "bandwidth_direction",
-             "bandwidth_per", "latency", "holding_cost")
-_BOUNDS = {  # canonical unit, plausible range
-    "capacity": ("B", 1e9, 1e16),
-    "read_bandwidth": ("B/s", 1e8, 1e13),
-    "latency": ("s", 1e-9, 1.0),
-    "holding_cost": ("USD/B/s", 1e-21, 1e-12),
-    "purchase_price": ("USD/B", 1e-12, 1e-7),
-    "service_life": ("s", 3.0e7, 5.0e8),
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,97 +145,18 @@ def _err(path: Path, fld: str, msg: str) -> CatalogError:
     return CatalogError(f"{path}: field {fld}: {msg}")
 
 
-def _check_tier_keys(f: str, raw: Any, path: Path) -> None:
-    """Reject a tier table with unknown, missing or mistyped keys, or a layout not modelled."""
-    if not isinstance(raw, Mapping):
-        raise _err(path, f, "must be a table")
-    unknown = sorted(set(raw) - set(_TIER_KEYS))
-    if unknown:
-        raise _err(path, f"{f}.{unknown[0]}", f"unknown key; allowed keys: {', '.join(_TIER_KEYS)}")
-    for k in _REQUIRED:
-        if k not in raw:
-            raise _err(path, f"{f}.{k}", "required key is missing (write \"not published\" "
-                                         "where no source gives it)")
-    for k in ("title", "capacity_per", "bandwidth_direction", "bandwidth_per"):
-        if not isinstance(raw[k], str):
-            raise _err(path, f"{f}.{k}", f"must be a string, got {raw[k]!r}")
-    if raw["capacity_per"] not in ("gpu", "node", "unbounded"):
-        raise _err(path, f"{f}.capacity_per",
-                   f"{raw['capacity_per']!r} is not one of gpu, node, unbounded")
-    if raw["bandwidth_direction"] not in ("bidirectional", "per_direction"):
-        raise _err(path, f"{f}.bandwidth_direction",
-                   f"{raw['bandwidth_direction']!r} is not one of bidirectional, per_direction")
-    if raw["bandwidth_per"] != "gpu":
-        raise _err(path, f"{f}.bandwidth_per", f"{raw['bandwidth_per']!r}: only 'gpu' (a path "
-                   "into each GPU) is modelled; divide a shared path's bandwidth by its GPUs")
-
-
-def _tier_quantity(raw: Mapping[str, Any], key: str, f: str, path: Path,
-                   sources: Mapping[str, Any]) -> float | None:
-    """One sourced number of a tier table in its canonical unit (``_BOUNDS``); None if absent."""
-    unit, lo, hi = _BOUNDS[key]
-    if key not in raw:
-        return None
-    return sourced_quantity(raw[key], f"{f}.{key}", path, unit, lo, hi, sources)
-
-
-def _tier_capacity(raw: Mapping[str, Any], f: str, path: Path,
-                   sources: Mapping[str, Any]) -> tuple[float, int]:
-    """Capacity [B] (``inf`` when unbounded) and the GPUs sharing it."""
-    if raw["capacity_per"] == "unbounded":
-        if raw["capacity"] != "unbounded":
-            raise _err(path, f"{f}.capacity", "capacity_per = 'unbounded' needs capacity = "
-                                              "\"unbounded\"")
-        capacity = math.inf
-    else:
-        capacity = float(_tier_quantity(raw, "capacity", f, path, sources))  # type: ignore[arg-type]
-    gpn = raw.get("gpus_per_node", 1)
-    if raw["capacity_per"] == "node" and "gpus_per_node" not in raw:
-        raise _err(path, f"{f}.gpus_per_node", "required when capacity_per = 'node'")
-    if isinstance(gpn, bool) or not isinstance(gpn, int) or gpn < 1:
-        raise _err(path, f"{f}.gpus_per_node", f"must be a positive integer, got {gpn!r}")
-    return capacity, gpn
-
-
-def _tier_holding(raw: Mapping[str, Any], f: str, path: Path,
-                  sources: Mapping[str, Any]) -> float | None:
-    """Holding cost [USD/B/s] or None ("not published"), checked against price / life."""
-    if raw["holding_cost"] == "not published":
-        holding = None
-    elif isinstance(raw["holding_cost"], str):
-        raise _err(path, f"{f}.holding_cost", f"string {raw['holding_cost']!r} is not allowed; "
-                   "use a {value, unit, source} table or \"not published\"")
-    else:
-        holding = _tier_quantity(raw, "holding_cost", f, path, sources)
-    price = _tier_quantity(raw, "purchase_price", f, path, sources)
-    life = _tier_quantity(raw, "service_life", f, path, sources)
-    if (price is None) != (life is None):
-        raise _err(path, f"{f}.{'service_life' if life is None else 'purchase_price'}",
-                   "purchase_price and service_life go together")
-    if price is not None and life is not None:
-        if holding is None or abs(holding - price / life) > 0.01 * price / life:
-            raise _err(path, f"{f}.holding_cost",
-                       f"{holding!r} USD/B/s is not purchase_price / service_life = "
-                       f"{price / life:.4g} USD/B/s ({price / life * 3.6e12:.4g} USD/GB/hour)")
-    return holding
-
-
 def _parse_tier(name: str, raw: Any, path: Path, sources: Mapping[str, Any]) -> Tier:
-    """One ``[tiers.<name>]`` table as a :class:`Tier` (bandwidth per direction)."""
-    f = f"tiers.{name}"
-    _check_tier_keys(f, raw, path)
-    capacity, gpn = _tier_capacity(raw, f, path, sources)
-    bw = float(_tier_quantity(raw, "read_bandwidth", f, path, sources))  # type: ignore[arg-type]
-    if raw["bandwidth_direction"] == "bidirectional":
+    """One ``[tiers.<name>]`` table as a :class:`Tier` (bandwidth per direction), checked
+    against :data:`tokenomics.data.schema.KV_TIER`."""
+    v = check_entry(KV_TIER, raw, path, f"tiers.{name}", sources)
+    bw = float(v["read_bandwidth"])
+    if v["bandwidth_direction"] == "bidirectional":
         bw /= 2.0
-    latency = float(_tier_quantity(raw, "latency", f, path, sources))  # type: ignore[arg-type]
-    holding = _tier_holding(raw, f, path, sources)
-    note = raw.get("note", "")
-    used = {k: str(raw[k]["source"]) for k in _BOUNDS if isinstance(raw.get(k), Mapping)}
-    return Tier(name=name, title=raw["title"], capacity_bytes=capacity,
-                capacity_per=raw["capacity_per"], read_bytes_per_s=bw, latency_s=latency,
-                usd_per_byte_s=holding, gpus_per_node=gpn, sources=MappingProxyType(used),
-                notes=str(note))
+    capacity = math.inf if v["capacity"] == "unbounded" else float(v["capacity"])
+    return Tier(name=name, title=v["title"], capacity_bytes=capacity,
+                capacity_per=v["capacity_per"], read_bytes_per_s=bw, latency_s=v["latency"],
+                usd_per_byte_s=v["holding_cost"], gpus_per_node=v["gpus_per_node"] or 1,
+                sources=MappingProxyType(dict(v["_sources"])), notes=str(v["note"] or ""))
 
 
 def load_kv_tiers(folder: Path | str | None = None) -> dict[str, Tier]:
@@ -312,22 +220,13 @@ def read_kv_tiers_file(folder: Path | str | None
 
 
 def _parse_retention(raw: Any, path: Path, sources: Mapping[str, Any]) -> tuple[float, str, str]:
-    """The ``[retention]`` table: miss price [USD/token], its source key and its note."""
+    """The ``[retention]`` table (:data:`tokenomics.data.schema.RETENTION`): miss price
+    [USD/token], its source key and its note."""
     if raw is None:
         raise _err(path, "retention", "a [retention] table with miss_price (the stated price "
                    "of a KV-cache miss, USD per token of context) is required")
-    if not isinstance(raw, Mapping):
-        raise _err(path, "retention", "must be a table")
-    unknown = sorted(set(raw) - {"miss_price"})
-    if unknown:
-        raise _err(path, f"retention.{unknown[0]}", "unknown key; allowed: miss_price")
-    if "miss_price" not in raw:
-        raise _err(path, "retention.miss_price", "required key is missing (USD per token of "
-                   "the session's context, e.g. {value = 8.4, unit = \"USD/Mtok\", ...})")
-    v = sourced_quantity(raw["miss_price"], "retention.miss_price", path, "USD/token",
-                         0.0, 1e-3, sources)
-    entry = raw["miss_price"]
-    return float(v), str(entry["source"]), str(entry.get("note", ""))
+    v = check_entry(RETENTION, raw, path, "retention", sources)
+    return float(v["miss_price"]), v["_sources"]["miss_price"], v["_notes"]["miss_price"]
 
 
 @lru_cache(maxsize=1)
