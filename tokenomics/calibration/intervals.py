@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tokenomics.core.errors import TokenomicsError
+from tokenomics.core.units import to_array
 
 #: Quantiles of the held-out speed ratios that bound the 80% interval.
 INTERVAL = (0.1, 0.9)
@@ -64,7 +65,7 @@ def group_interval(ratios: Any, labels: Any, q: tuple[float, float] = INTERVAL
     .. [2] B. Efron, C. Morris, "Data analysis using Stein's estimator and its
        generalizations", JASA 70 (1975) 311-319 (shrinking group means).
     """
-    r = np.asarray(ratios, float)
+    r = to_array(ratios, "ratios")
     lab = np.asarray(labels)
     if r.ndim != 1 or r.size == 0 or lab.shape != r.shape:
         raise TokenomicsError(f"group_interval needs one label per ratio in two equal-length "

@@ -60,7 +60,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.core.units import Result
+from tokenomics.core.units import Result, to_array
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics.memory import max_batch
@@ -105,9 +105,10 @@ def slot_wait(concurrency: Any, completion_rate_per_s: Any, arrival_rate_per_s: 
     >>> round(p, 6), round(w, 6), round(d, 6)      # P = rho, W = rho / (mu - lambda)
     (0.5, 0.5, 1.0)
     """
-    n = np.asarray(concurrency, float)
-    r = np.asarray(completion_rate_per_s, float)
-    lam = float(arrival_rate_per_s)
+    n = to_array(concurrency, "concurrency")
+    r = to_array(completion_rate_per_s, "completion_rate_per_s")
+    a = to_array(arrival_rate_per_s, "arrival_rate_per_s")
+    lam = float(a.reshape(-1)[0]) if a.size == 1 else math.nan   # refused below
     if n.ndim != 1 or n.shape != r.shape or n.size == 0 or n[0] != 1 or \
             np.any(np.diff(n) < 1):
         raise TokenomicsError("slot_wait needs increasing concurrency nodes from 1 with one "
@@ -130,7 +131,7 @@ def _chain(n: np.ndarray, r: np.ndarray, lam: float) -> dict[str, float]:
     :math:`\\log \\pi` is summed exactly over each gap and :math:`\\pi` inside a gap is a
     geometric series (exact where the nodes are consecutive).
     """
-    f = np.log(lam / r)                                   # log pi(k) - log pi(k - 1)
+    f = math.log(lam) - np.log(r)                         # log pi(k) - log pi(k - 1)
     g = np.diff(n)
     inc = 0.5 * (f[1:] + f[:-1]) * g + 0.5 * (f[1:] - f[:-1])    # sum of f over a gap
     logp = np.concatenate([[0.0, f[0]], f[0] + np.cumsum(inc)])   # pi(0) = 1, then nodes
