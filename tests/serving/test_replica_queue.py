@@ -47,13 +47,14 @@ def test_slot_wait_refuses_what_has_no_steady_state():
         slot_wait([1], [float("nan")], 0.5)
 
 
-@pytest.mark.parametrize("rate", [1e-4, 5e-324])     # the smallest double: the fuzz's case
+@pytest.mark.parametrize("rate", [1e-4, 1e-7, 5e-324])   # the fuzz profile's two cases
 def test_a_lone_request_pays_its_own_prefill_only(rate):
     # At a vanishing rate the replica is idle when a request comes: no place to wait for,
     # no step in flight, so the TTFT is the prompt's step alone (the engine's prefill).
     r = replica_ttft(D8, 2048, 256, rate)
     assert r.p50_s == pytest.approx(float(tk.prefill(D8, 2048).time_s), rel=1e-3)
     assert r.busy_probability < 1e-3 and r.slot_wait_probability == 0.0
+    assert r.sharing_mean_s >= 0.0          # a difference of means, never negative by rounding
 
 
 @pytest.mark.parametrize("dep, inp, out", [(D8, 2048, 256), (D70, 1024, 512)])

@@ -433,5 +433,8 @@ def replica_ttft(dep: Deployment, input_tokens: int, output_tokens: int,
     q50, q99 = (float(np.interp(p, F, t)) for p in (0.5, 0.99))
     resid_all = busy * resid
     own_all = busy * own + (1.0 - busy) * alone
-    return ReplicaTTFT(mean, q50, q99, prob, wmean, resid_all, own_all,
-                       steps_mean - resid_all - own_all, busy, B, t, F)
+    # every path takes at least the rest of its step and the prompt's own step, so sharing is
+    # >= 0 exactly; a difference of means below zero by rounding is zero
+    sharing = steps_mean - resid_all - own_all
+    sharing = 0.0 if -1e-9 * max(steps_mean, 1e-300) < sharing < 0.0 else sharing
+    return ReplicaTTFT(mean, q50, q99, prob, wmean, resid_all, own_all, sharing, busy, B, t, F)
