@@ -89,7 +89,8 @@ def slot_wait(concurrency: Any, completion_rate_per_s: Any, arrival_rate_per_s: 
         Increasing nodes :math:`n` from 1 to :math:`c` (every whole number, or a subset:
         between nodes the log rate is interpolated and the products integrated) [-].
     completion_rate_per_s : array_like
-        :math:`r(n)` at the nodes, > 0 and non-decreasing [1/s].
+        :math:`r(n)` at the nodes, > 0 [1/s]; the last, :math:`\\mu = r(c)`, serves every
+        :math:`n > c`.
     arrival_rate_per_s : float
         :math:`\\lambda`, below :math:`r(c)` [1/s].
 
@@ -215,7 +216,6 @@ def _place_chain(dep: Deployment, inp: int, out: int, cached: int, lam: float
                                                                       _GEOMETRIC))]))
     r = np.asarray(steady_state(dep, nodes, inp, out, cached_tokens=cached).requests_per_s,
                    float)
-    r = np.maximum.accumulate(r)            # the completion rate never falls with more places
     if lam >= r[-1]:
         raise TokenomicsError(f"arrival_rate_per_s {lam:g} is at or above the replica's "
                               f"capacity {r[-1]:.4g} requests/s ({int(nodes[-1])} sequences "
