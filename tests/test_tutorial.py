@@ -28,3 +28,4 @@ def test_the_tutorial_numbers(ns):
     assert ns["forecast"].tokens_per_s_per_user < ns["steps"].tokens_per_s_per_user.iloc[-1]
     assert ns["per_mtok"] == pytest.approx(2.00 / 3600 / 1000 * 1e6)      # $0.5556
     assert ns["book"].suffix == ".xlsx"
+    assert ns["racks"] == 586                 # floor(100e6 / 1.2 / 142e3), NVIDIA's 142 kW

@@ -73,7 +73,7 @@ _TOP = {
         "price", "price_on_basis", "price_table", "PriceBasis", "retention_policy",
         "RetentionOccupancy", "RetentionPolicy", "RetentionPrices", "serving_day", "ServingDay",
         "tco_usd_per_device_hour", "request_journey", "Journey", "agent_sessions",
-        "AgentSessions", "SessionStats",
+        "AgentSessions", "SessionStats", "facility", "Facility",
     ),
     "calibration": (
         "calibration_report", "transfer_report", "efficiency_presets", "forecast_interval",

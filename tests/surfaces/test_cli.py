@@ -279,6 +279,11 @@ BAD_ARGUMENTS = [
     "retention llama-3.1-8b h100-sxm --tier nope", "retention llama-3.1-8b h100-sxm --context 0",
     "fit llama-3.1-8b h100-sxm --batch 0", "fit llama-3.1-8b h100-sxm --multiple-of 0",
     "hardware nope", "models nope", "calibrate --write /nonexistent/dir/x.toml",
+    "facility llama-3.1-8b nope", "facility llama-3.1-8b mi300x-platform",   # no power
+    "facility llama-3.1-8b gb300-nvl72 --pue 0.5", "facility llama-3.1-8b gb300-nvl72 "
+    "--power-mw 0", "facility llama-3.1-8b gb300-nvl72 --utilisation 0",
+    "facility llama-3.1-8b gb300-nvl72 --concurrency 0",
+    "facility llama-3.1-70b gb300-nvl72 --concurrency 100000",          # does not fit
 ]
 
 
@@ -361,7 +366,7 @@ def _generated_bad_invocations() -> list[list[str]]:
     from tokenomics.surfaces.cli import build_parser
     sub = next(a for a in build_parser()._actions
                if isinstance(a, argparse._SubParsersAction))
-    positional = {"model": "llama-3.1-8b", "hardware": "h100-sxm"}
+    positional = {"model": "llama-3.1-8b", "hardware": "h100-sxm", "system": "gb300-nvl72"}
     out = []
     for name, sp in sub.choices.items():
         base = [positional.get(a.dest, "llama-3.1-8b") for a in sp._actions

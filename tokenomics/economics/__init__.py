@@ -14,6 +14,9 @@ Modules
 ``cost``
     Token economics: cost per million tokens (rental or total cost of ownership), energy per
     token, a deployment's cost per phase.
+``factory``
+    A token factory at facility scale: from the power at the meter to systems, tokens and
+    dollars.
 ``journey``
     A request's journey from the user's keypress to its last token: the latency budget.
 ``sessions``
@@ -42,6 +45,9 @@ _EXPORTS = {
     "warn_if_mixed_tiers": ".basis",
     "warn_if_mixed_ages": ".basis",
     "HOURS_PER_YEAR": ".ownership",
+    "DAY_S": ".factory",
+    "Facility": ".factory",
+    "facility": ".factory",
     "cost_per_million_tokens": ".cost",
     "default_assumptions": ".ownership",
     "Ownership": ".ownership",
@@ -77,6 +83,7 @@ _EXPORTS = {
     "AgentSessions": ".sessions",
     "agent_sessions": ".sessions",
 }
-_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'journey', 'retention', 'sessions',)
+_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'factory', 'journey', 'retention',
+            'sessions',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

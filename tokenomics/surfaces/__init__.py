@@ -63,6 +63,7 @@ _EXPORTS = {
     "cmd_roofline": ".cli",
     "cmd_frontier": ".cli",
     "cmd_cost": ".cli",
+    "cmd_facility": ".cli",
     "cmd_disagg": ".cli",
     "cmd_retention": ".cli",
     "cmd_calibrate": ".cli",

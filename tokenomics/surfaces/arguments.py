@@ -27,7 +27,7 @@ __all__ = ["SUBCOMMANDS", "add_global_arguments", "add_subcommands"]
 
 #: The subcommands, in the order ``tokenomics --help`` lists them.
 SUBCOMMANDS = ("hardware", "models", "fit", "decode", "prefill", "steady", "roofline", "frontier",
-               "cost", "disagg", "retention", "calibrate", "report")
+               "cost", "facility", "disagg", "retention", "calibrate", "report")
 
 
 def add_subcommands(sub: Any, commands: Mapping[str, Callable[..., Any]]) -> None:
@@ -109,10 +109,12 @@ def _output_arguments(p: argparse.ArgumentParser) -> None:
                         "warning on standard error, status 0)")
 
 
-def _deployment_arguments(p: argparse.ArgumentParser) -> None:
-    """Model, hardware, layout, formats, efficiency and memory options of a Deployment."""
+def _deployment_arguments(p: argparse.ArgumentParser, hardware: bool = True) -> None:
+    """Model, hardware, layout, formats, efficiency and memory options of a Deployment
+    (``hardware=False``: no hardware argument, the caller names the device another way)."""
     p.add_argument("model", help="model id or alias (see `tokenomics models`)")
-    p.add_argument("hardware", help="hardware id or alias (see `tokenomics hardware`)")
+    if hardware:
+        p.add_argument("hardware", help="hardware id or alias (see `tokenomics hardware`)")
     p.add_argument("--tp", type=int, default=1,
                    help="tensor-parallel degree (default 1; report: smallest that fits)")
     p.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
@@ -224,6 +226,31 @@ def _steady(sub: Any, run: Callable[..., Any]) -> None:
                     help="sequences in flight; 'max' is the largest that fits")
     _output_arguments(st)
     st.set_defaults(func=run)
+
+
+def _facility(sub: Any, run: Callable[..., Any]) -> None:
+    """``facility MODEL SYSTEM``: what a power budget of those systems serves and costs."""
+    f = sub.add_parser("facility", help="systems, tokens, $/Mtok and margin of a facility "
+                       "sized by its power at the meter",
+                       epilog="example: tokenomics facility llama-3.1-70b gb300-nvl72 --tp 8 "
+                              "--weight-dtype fp8 --power-mw 10 100 --price 3 --sell 0.6")
+    _deployment_arguments(f, hardware=False)
+    f.add_argument("system", help="system id or alias (gb300-nvl72, hgx-b200...): its device "
+                                  "and published power")
+    f.add_argument("--power-mw", type=float, nargs="+", default=[100.0],
+                   help="power at the meter [MW] (default %(default)s)")
+    f.add_argument("--pue", type=float, help="power usage effectiveness (default: the "
+                                             "sourced industry average)")
+    f.add_argument("--input", type=int, default=2048, help="mean prompt tokens")
+    f.add_argument("--output", type=int, default=256, help="mean output tokens")
+    f.add_argument("--concurrency", type=int, default=64,
+                   help="sequences in flight per replica (default %(default)s)")
+    f.add_argument("--utilisation", type=float, default=1.0,
+                   help="fraction of the time the fleet serves at that load (default 1)")
+    f.add_argument("--price", type=float, help="USD per device-hour (default catalog)")
+    f.add_argument("--sell", type=float, help="selling price, USD per million output tokens")
+    _output_arguments(f)
+    f.set_defaults(func=run)
 
 
 def _roofline(sub: Any, run: Callable[..., Any]) -> None:
@@ -383,6 +410,6 @@ def _report(sub: Any, run: Callable[..., Any]) -> None:
 _ADD: dict[str, Callable[[Any, Callable[..., Any]], None]] = {
     "hardware": _hardware, "models": _models, "fit": _fit, "decode": _decode,
     "prefill": _prefill, "steady": _steady, "roofline": _roofline, "frontier": _frontier,
-    "cost": _cost,
+    "cost": _cost, "facility": _facility,
     "disagg": _disagg, "retention": _retention, "calibrate": _calibrate, "report": _report,
 }

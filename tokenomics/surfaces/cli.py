@@ -494,6 +494,35 @@ def cmd_cost(a: argparse.Namespace) -> None:
           price_date=c.price_date, price_source=c.price_source)
 
 
+def cmd_facility(a: argparse.Namespace) -> None:
+    """``tokenomics facility``: systems, output, cost and margin of a facility by its power."""
+    import tokenomics as tk
+    from tokenomics.data.systems import system
+
+    s = system(a.system)
+    a.hardware = s.device.id
+    d = _deployment(a)
+    if a.concurrency < 1 or a.input < 1 or a.output < 1:
+        raise tk.TokenomicsError("--concurrency, --input and --output must be >= 1")
+    ss = tk.steady_state(d, a.concurrency, a.input, a.output)
+    if not bool(ss.fits):
+        raise tk.DoesNotFitError(f"{a.concurrency} sequences of {a.input} + {a.output} tokens "
+                                 f"do not fit {d.n_devices} x {d.hardware.id}; lower "
+                                 f"--concurrency or widen --tp")
+    rate = float(ss.output_tokens_per_s_per_device)
+    f = tk.facility(s, [mw * 1e6 for mw in a.power_mw], rate, devices_per_replica=d.n_devices,
+                    device_price=a.price, pue=a.pue, utilisation=a.utilisation,
+                    price_usd_per_mtok=a.sell)
+    df = f.to_frame()[["power_w", "systems", "devices", "replicas", "stranded_devices",
+                       "draw_w", "tokens_per_s", "tokens_per_day", "usd_per_hour",
+                       "usd_per_mtok", "wh_per_mtok", "revenue_usd_per_day", "margin"]]
+    _emit(df, a, f"facility: {s.id} ({s.devices} x {s.device.id}, {f.system_power_w / 1e3:g} "
+          f"kW a system, PUE {f.pue:g}) serving {d.model.id} in replicas of {d.n_devices} "
+          f"(tp={d.tp}) at {a.concurrency} sequences, {a.input} in / {a.output} out: "
+          f"{rate:.4g} output tok/s per device at ${f.usd_per_device_hour:g}/device-hour; "
+          f"{_label(d)}", dep=d, system=s.id, usd_per_device_hour=f.usd_per_device_hour)
+
+
 def cmd_disagg(a: argparse.Namespace) -> None:
     """``tokenomics disagg``: disaggregated against colocated goodput under SLOs."""
     import tokenomics as tk
@@ -685,7 +714,7 @@ def cmd_report(a: argparse.Namespace) -> None:
 _COMMANDS = {
     "hardware": cmd_hardware, "models": cmd_models, "fit": cmd_fit, "decode": cmd_decode, "steady": cmd_steady,
     "prefill": cmd_prefill, "roofline": cmd_roofline, "frontier": cmd_frontier,
-    "cost": cmd_cost, "disagg": cmd_disagg, "retention": cmd_retention,
+    "cost": cmd_cost, "facility": cmd_facility, "disagg": cmd_disagg, "retention": cmd_retention,
     "calibrate": cmd_calibrate, "report": cmd_report,
 }
 
