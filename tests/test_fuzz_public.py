@@ -127,6 +127,7 @@ def _valid(name: str) -> dict:
         "request_lengths": dict(name="mlperf-llama2-70b"),
         "steady_state_over": dict(lengths="mlperf-llama2-70b"),
         "interval_for": dict(novel=("stack",)),
+        "facility": dict(system_id="gb300-nvl72", power_w=1e7, device_price=2.0),
     }
     kw = dict(common)
     kw.update(per.get(name, {}))
@@ -184,7 +185,9 @@ NAN_BY_DESIGN = {"hardware_table", "model_table", "price_table", "formats", "kv_
                  "operator_table", "crossings", "cheapest_at", "best_at", "param_breakdown",
                  "margin", "serving_day", "reload_or_recompute", "plot_cost", "plot_frontier",
                  "plot_memory", "plot_retention", "plot_roofline", "retention_policy",
-                 "search_path", "forecast_interval"}
+                 "search_path", "forecast_interval",
+                 "facility"}   # documented: inf $/Mtok where no replica fits, NaN revenue
+                               # without a price
 
 
 #: Result fields that are NaN by their documented meaning where there is nothing to count.
