@@ -103,6 +103,7 @@ def test_colossus_100k_h100_on_150_mw_implies_a_pue_below_the_average():
 @pytest.mark.parametrize("kw, msg", [
     (dict(power_w=-1.0), "power_w"), (dict(power_w=float("nan")), "power_w"),
     (dict(tokens_per_s_per_device=0.0), "tokens_per_s_per_device"),
+    (dict(tokens_per_s_per_device=1e300), "tokens_per_s_per_device"),
     (dict(devices_per_replica=0), "devices_per_replica"),
     (dict(devices_per_replica=2.5), "devices_per_replica"),
     (dict(pue=0.9), "pue"), (dict(utilisation=0.0), "utilisation"),

@@ -46,6 +46,7 @@ _EXPORTS = {
     "warn_if_mixed_ages": ".basis",
     "HOURS_PER_YEAR": ".ownership",
     "DAY_S": ".factory",
+    "MAX_TOKENS_PER_S_PER_DEVICE": ".factory",
     "Facility": ".factory",
     "facility": ".factory",
     "cost_per_million_tokens": ".cost",

@@ -52,6 +52,9 @@ from tokenomics.economics.ownership import Ownership, default_assumptions
 
 #: Seconds in a day.
 DAY_S = 86_400.0
+#: Largest output a device may be given [token/s]: far above any chip's (1e5-1e6 at most),
+#: low enough that a fleet's total stays finite.
+MAX_TOKENS_PER_S_PER_DEVICE = 1e9
 
 
 @dataclass(frozen=True, repr=False)
@@ -152,7 +155,8 @@ def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any
     power_w : float or array_like
         Power at the meter [W], > 0 (100 MW is ``100e6``).
     tokens_per_s_per_device : float
-        Output of one device at the operating point [token/s], > 0: e.g.
+        Output of one device at the operating point [token/s], in (0,
+        :data:`MAX_TOKENS_PER_S_PER_DEVICE`]: e.g.
         ``tk.steady_state(dep, ...).tokens_per_s_per_device`` or a measurement.
     devices_per_replica : int
         Devices one replica (a deployment) takes, >= 1 (``dep.n_devices``).
@@ -190,8 +194,10 @@ def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any
     s = system(system_id)
     p = V.positive(power_w, "power_w", "W")
     rate = V.single_amount(tokens_per_s_per_device, "tokens_per_s_per_device", "token/s")
-    if not rate > 0 or not np.isfinite(rate):
-        raise TokenomicsError(f"tokens_per_s_per_device must be > 0 and finite, got {rate!r}")
+    if not 0 < rate <= MAX_TOKENS_PER_S_PER_DEVICE:
+        raise TokenomicsError(f"tokens_per_s_per_device must be > 0 and at most "
+                              f"{MAX_TOKENS_PER_S_PER_DEVICE:g} token/s (a device's output), "
+                              f"got {rate!r}")
     d_r = V.single_whole(devices_per_replica, "devices_per_replica")
     u = float(V.fraction(utilisation, "utilisation"))
     if u <= 0:
