@@ -157,7 +157,7 @@ def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any
     tokens_per_s_per_device : float
         Output of one device at the operating point [token/s], in (0,
         :data:`MAX_TOKENS_PER_S_PER_DEVICE`]: e.g.
-        ``tk.steady_state(dep, ...).tokens_per_s_per_device`` or a measurement.
+        ``tk.steady_state(dep, ...).output_tokens_per_s_per_device`` or a measurement.
     devices_per_replica : int
         Devices one replica (a deployment) takes, >= 1 (``dep.n_devices``).
     device_price : float, str, Ownership or None
@@ -213,25 +213,25 @@ def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any
         if not price > 0:
             raise TokenomicsError(f"price_usd_per_mtok must be > 0, got {price!r}")
     usd_dh = _device_price(s, device_price, sp, pue_v)
-    n_s = np.floor(p / (pue_v * sp) * (1 + 1e-12))
+    n_s = np.floor(p / (pue_v * sp) * (1 + 1e-12))   # a budget of exactly k systems is k
     n_d = n_s * s.devices
     n_r = np.floor(n_d / d_r)
     tok = u * n_r * d_r * rate
     usd_h = n_d * usd_dh
     draw = n_s * sp * pue_v
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_mtok = np.where(tok > 0, usd_h / (3600.0 * np.where(tok > 0, tok, 1.0)) * 1e6,
-                            np.inf)
-        wh = np.where(tok > 0, draw / (3600.0 * np.where(tok > 0, tok, 1.0)) * 1e6, np.inf)
+    def per_mtok(hourly: np.ndarray) -> np.ndarray:   # hourly / (3600 R) x 1e6; inf at R = 0
+        return np.divide(hourly * (1e6 / 3600.0), tok, out=np.full(p.shape, np.inf),
+                         where=tok > 0)
+
+    usd_mtok = per_mtok(usd_h)
     rev = np.full(p.shape, np.nan) if price is None else tok * DAY_S / 1e6 * price
-    cost_day = usd_h * 24.0
-    margin = (np.full(p.shape, np.nan) if price is None else
-              np.where(rev > 0, (rev - cost_day) / np.where(rev > 0, rev, 1.0), -np.inf))
+    # gross margin as tk.margin defines it, (price - cost) / price per Mtok
+    margin = np.full(p.shape, np.nan) if price is None else 1.0 - usd_mtok / price
     tdp = s.device.tdp_w
     return Facility(system=s.id, power_w=p, pue=pue_v, system_power_w=sp,
                     overhead_w=float(sp - s.devices * tdp) if tdp else float("nan"),
                     systems=n_s, devices=n_d, replicas=n_r, stranded_devices=n_d - n_r * d_r,
                     draw_w=draw, tokens_per_s=tok, tokens_per_day=tok * DAY_S,
                     tokens_per_s_per_mw=tok / (p / 1e6), usd_per_device_hour=usd_dh,
-                    usd_per_hour=usd_h, usd_per_mtok=per_mtok, wh_per_mtok=wh,
+                    usd_per_hour=usd_h, usd_per_mtok=usd_mtok, wh_per_mtok=per_mtok(draw),
                     revenue_usd_per_day=rev, margin=margin)
