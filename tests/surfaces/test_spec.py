@@ -61,15 +61,16 @@ def test_tf32_above_bf16_fails_precision_order(folder, capsys):
 def test_stated_total_far_from_architecture_fails_param_count(folder, capsys):
     # Llama 3.1 8B's architecture: 2 x 128,256 x 4096 (embedding, LM head) + 32 x (4096 x 48
     # x 128 + 32 x 128 x 4096 + 3 x 4096 x 14336 + 2 x 4096) + 4096 = 8,030,261,248; a stated
-    # 7e9 is 14.7 % below, beyond the 3 % tolerance.
+    # 7.5e9 is 6.6 % below: inside the 10 % the loader allows (a vendor's rounding), beyond the
+    # spec law's 3 %.
     p = folder / "models" / "my-model.toml"
     p.write_text(p.read_text().replace("total_params  = { value = 8e9", "total_params  = { "
-                                       "value = 7e9").replace("active_params = { value = 8e9",
-                                                              "active_params = { value = 7e9"))
+                                       "value = 7.5e9").replace("active_params = { value = 8e9",
+                                                                "active_params = { value = 7.5e9"))
     assert main(["--catalog", str(folder), "--user-only", "--no-properties"]) == 1
     out = capsys.readouterr().out
     assert "FAIL law param-count broken by model 'my-model'" in out
-    assert "computed total 8.03026e+09 vs stated 7e+09" in out and "more than 3% apart" in out
+    assert "computed total 8.03026e+09 vs stated 7.5e+09" in out and "more than 3% apart" in out
 
 
 def test_an_entry_the_loader_rejects_exits_2_naming_file_and_field(folder, capsys):

@@ -9,6 +9,8 @@ Modules
     The public boundary's argument roles: a deployment, a model, a device, as objects or ids.
 ``catalog``
     Load and validate the hardware and model catalogs (TOML files) and their bibliography.
+``counts``
+    Parameter counts of an architecture from its fields, and the check of a file's stated totals.
 ``deployment``
     A deployment: a model served on a group of identical devices, with its formats and layout.
 ``hf_config``
@@ -36,6 +38,15 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "attention_params_per_layer": ".counts",
+    "dsa_indexer_params_per_layer": ".counts",
+    "linear_attention_params_per_layer": ".counts",
+    "ffn_params": ".counts",
+    "expert_params": ".counts",
+    "check_official_params": ".counts",
+    "OFFICIAL_PARAMS_TOLERANCE": ".counts",
+    "component_params": ".counts",
+    "counted_params": ".counts",
     "hardware_repr": ".display",
     "model_repr": ".display",
     "deployment_repr": ".display",
@@ -120,6 +131,6 @@ _EXPORTS = {
     "request_lengths": ".lengths",
     "request_lengths_table": ".lengths",
 }
-_MODULES = ('boundary', 'catalog', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
+_MODULES = ('boundary', 'catalog', 'counts', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

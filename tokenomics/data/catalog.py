@@ -32,6 +32,7 @@ from typing import Any
 from tokenomics.core.dtypes import PEAK_KEYS, dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnitError, UnknownEntryError
 from tokenomics.core.units import is_bit_unit, parse_quantity
+from tokenomics.data.counts import check_official_params
 from tokenomics.data.hf_config import model_from_hf_config
 from tokenomics.data.peaks import parse_achievable, parse_quoted
 from tokenomics.data.specs import PRICE_TIERS, SCALE_UP_TOPOLOGIES, Hardware, Model, Price
@@ -460,6 +461,9 @@ def _check_peak_order(f: _File, peaks: Mapping[str, float]) -> None:
 def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
     """Parse and validate one model TOML file into a :class:`Model`.
 
+    Its stated ``official`` totals are checked against the parameters its ``[config]`` gives
+    (:func:`tokenomics.data.counts.check_official_params`).
+
     The ``[config]`` table is interpreted by :func:`tokenomics.model_from_hf_config`, exactly
     as a user's ``config.json`` would be.
 
@@ -507,13 +511,15 @@ def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
         raise f.err("official.active_params", "exceeds total_params")
     from dataclasses import replace
 
-    return replace(
+    m = replace(
         m, aliases=aliases, family=f.string(data, "family", ""),
         official_total_params=total, official_active_params=active,
         official_active_include_embedding=inc_emb, official_active_include_lm_head=inc_head,
         sources={"config": cfg_src, **f.used}, notes=str(data.get("notes", "")) +
         (("; " + m.notes) if m.notes else ""), path=str(path),
     )
+    check_official_params(m)     # a stated total 1000x what [config] gives is a typo
+    return m
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,159 +1,38 @@
-"""Parameter counts computed from the architecture.
+"""Parameter counts computed from the architecture: the public, id-accepting forms.
 
-Counts follow the weight tensors a checkpoint stores (biases and norm scales included), so they
-can be checked against the vendors' published totals: the test suite holds every catalog model
-within 2% of its official total and active counts.
+The counting itself is :mod:`tokenomics.data.counts` (pure functions of a :class:`Model`'s
+fields, in the data stage so that the loader can check a file's stated totals against it);
+the per-layer counts are imported here so that ``tokenomics.params.<name>`` keeps working.
 
-Notes
------
-Per layer, with hidden size :math:`h`, query heads :math:`n_q`, KV heads :math:`n_{kv}`, head
-dimension :math:`d`:
-
-* standard attention: :math:`h n_q d + 2 h n_{kv} d + n_q d h` (+ biases, Q/K norms, sinks);
-* MLA (DeepSeek-V2/V3): :math:`h r_q + r_q n_q (d_{nope}+d_{rope}) + h (r_{kv}+d_{rope})
-  + r_{kv} n_q (d_{nope}+d_v) + n_q d_v h` (+ the two latent norms :math:`r_q + r_{kv}`);
-* gated FFN: :math:`3 h I`; two-matrix FFN (OPT): :math:`2 h I`;
-* MoE layer: router :math:`E h`, :math:`E` routed experts of :math:`3 h I_e` each, shared
-  experts of :math:`3 h I_s` each.
-
-Embedding :math:`V h` (plus learned positions for OPT) and an untied LM head :math:`V h`.
-*Active* parameters per token count the routed experts a token uses (:math:`k` of :math:`E`)
-instead of all of them.
+Counts follow the weight tensors a checkpoint stores (biases and norm scales included); the
+formulas per component are listed in :mod:`tokenomics.data.counts`. The test suite holds every
+catalog model within 2% of its official total and active counts.
 
 References
 ----------
 .. [1] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, 2024 (MLA, 671B/37B).
-.. [2] A. Q. Jiang et al., "Mixtral of Experts", arXiv:2401.04088, 2024 (46.7B/12.9B).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tokenomics.core import checks as V
 from tokenomics.data.boundary import inputs
+from tokenomics.data.counts import (  # noqa: F401  (the 0.2 paths tokenomics.params.<name>)
+    OFFICIAL_PARAMS_TOLERANCE,
+    attention_params_per_layer,
+    check_official_params,
+    component_params,
+    counted_params,
+    dsa_indexer_params_per_layer,
+    expert_params,
+    ffn_params,
+    linear_attention_params_per_layer,
+)
 from tokenomics.data.specs import Model
-from tokenomics.physics import formulas as F
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def attention_params_per_layer(model: Model) -> float:
-    """Attention parameters of one layer [parameters] (projections, biases, norms, sinks).
-
-    Examples
-    --------
-    >>> from tokenomics.data.catalog import model
-    >>> attention_params_per_layer(model("llama-3.1-70b"))  # 8192*(64+8+8)*128 + 64*128*8192
-    150994944.0
-    """
-    a = model.attention
-    h = model.hidden_size
-    if a.kind == "MLA":
-        qk = a.qk_nope_head_dim + a.qk_rope_head_dim
-        if a.q_lora_rank:
-            q = h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * a.num_q_heads * qk
-        else:
-            q = h * a.num_q_heads * qk
-        kv_a = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
-        kv_b = a.kv_lora_rank * a.num_q_heads * (a.qk_nope_head_dim + a.v_head_dim)
-        o = a.num_q_heads * a.v_head_dim * h
-        n = q + kv_a + kv_b + o
-        if a.qkv_bias:
-            n += a.num_q_heads * qk
-        if a.o_bias:
-            n += h
-        return float(n + dsa_indexer_params_per_layer(model))
-    q_out = a.num_q_heads * a.head_dim
-    kv_out = int(F.kv_elements_per_token_per_layer(a))   # the K and V projections' width
-    n = h * (q_out + kv_out) + a.num_q_heads * a.v_head_dim * h
-    if a.qkv_bias:
-        n += q_out + kv_out
-    if a.o_bias:
-        n += h
-    if a.qk_norm:
-        n += 2 * a.head_dim
-    if a.sinks:
-        n += a.num_q_heads
-    if a.output_gate:
-        n += h * q_out        # the gate half of the doubled query projection
-    return float(n)
-
-
-def dsa_indexer_params_per_layer(model: Model) -> float:
-    """Parameters of DeepSeek Sparse Attention's lightning indexer in one layer [parameters].
-
-    :math:`r_q H_I d_I + h d_I + 2 d_I + h H_I`: the indexer's query up-projection from the
-    query latent (``wq_b``), its key projection (``wk``), the key LayerNorm (scale and bias)
-    and the per-head weight projection (``weights_proj``). 0 without DSA.
-
-    References
-    ----------
-    .. [1] deepseek-ai/DeepSeek-V3.2-Exp, ``inference/model.py`` (class ``Indexer``).
-
-    Examples
-    --------
-    >>> from dataclasses import replace
-    >>> from tokenomics.data.catalog import model
-    >>> v3 = model("deepseek-v3")       # V3.2-Exp = V3 + indexer (64 heads of 128, top 2048)
-    >>> v32 = replace(v3, attention=replace(v3.attention, index_n_heads=64,
-    ...                                     index_head_dim=128, index_topk=2048))
-    >>> dsa_indexer_params_per_layer(v32)   # 1536*8192 + 7168*128 + 256 + 7168*64
-    13959424.0
-    """
-    a = model.attention
-    if not a.is_sparse:
-        return 0.0
-    h, HI, dI = model.hidden_size, a.index_n_heads, a.index_head_dim
-    return float(a.q_lora_rank * HI * dI + h * dI + 2 * dI + h * HI)
-
-
-def linear_attention_params_per_layer(model: Model) -> float:
-    """Parameters of one Gated DeltaNet layer's token mixer [parameters] (0 without one).
-
-    With :math:`D_k = n_k d_k`, :math:`D_v = n_v d_v`: the fused q/k/v/z projection
-    :math:`h (2 D_k + 2 D_v)`, the beta/alpha projection :math:`2 h n_v`, the depthwise
-    convolution :math:`K (2 D_k + D_v)` (no bias), ``dt_bias`` and ``A_log`` (:math:`n_v`
-    each), the gated RMSNorm :math:`d_v` and the output projection :math:`D_v h`.
-
-    References
-    ----------
-    .. [1] Hugging Face transformers, ``models/qwen3_next/modeling_qwen3_next.py``
-       (``Qwen3NextGatedDeltaNet``: ``in_proj_qkvz``, ``in_proj_ba``, ``conv1d``,
-       ``dt_bias``, ``A_log``, ``norm``, ``out_proj``).
-
-    Examples
-    --------
-    >>> from tokenomics.data.catalog import model
-    >>> linear_attention_params_per_layer(model("qwen3-next-80b-a3b"))
-    33718464.0
-    """
-    la = model.linear_attention
-    if la is None:
-        return 0.0
-    h = model.hidden_size
-    dk, dv = la.num_k_heads * la.head_k_dim, la.num_v_heads * la.head_v_dim
-    n = (h * (2 * dk + 2 * dv) + 2 * h * la.num_v_heads + la.conv_kernel * (2 * dk + dv)
-         + 2 * la.num_v_heads + la.head_v_dim + dv * h)
-    return float(n)
-
-
-def ffn_params(model: Model, intermediate: int, bias: bool | None = None) -> float:
-    """Parameters of one FFN block of width ``intermediate`` [parameters]."""
-    h = model.hidden_size
-    mats = 3 if model.gated_ffn else 2
-    n = mats * h * intermediate
-    if model.ffn_bias if bias is None else bias:
-        n += (2 if model.gated_ffn else 1) * intermediate + h
-    return float(n)
-
-
-def expert_params(model: Model) -> float:
-    """Parameters of one routed expert [parameters] (0 for a dense model)."""
-    if model.moe is None:
-        return 0.0
-    return ffn_params(model, model.moe.expert_intermediate_size, bias=model.moe.expert_bias)
 
 
 class ParamBreakdown(dict):
@@ -202,28 +81,7 @@ def param_breakdown(model: Model) -> ParamBreakdown:
     ----------
     .. [1] Hugging Face transformers modelling code of each architecture (tensor shapes).
     """
-    h = model.hidden_size
-    L = model.num_layers
-    norm_size = h * (2 if model.norm == "layer" else 1)
-    out = {
-        "embedding": float(model.vocab_size * h + model.learned_positions * h),
-        "lm_head": 0.0 if model.tie_word_embeddings else float(model.vocab_size * h),
-        "attention": attention_params_per_layer(model) * model.num_attention_layers,
-        "linear_attention": linear_attention_params_per_layer(model) * model.num_linear_layers,
-        "norms": float(norm_size * (model.norms_per_layer * L + 1)),
-        "dense_ffn": ffn_params(model, model.intermediate_size) * model.num_dense_layers,
-        "router": 0.0,
-        "shared_experts": 0.0,
-        "routed_experts": 0.0,
-    }
-    if model.moe is not None and model.num_moe_layers:
-        m = model.moe
-        nl = model.num_moe_layers
-        out["router"] = float((m.num_experts * h + (m.num_experts if m.router_bias else 0)) * nl)
-        out["shared_experts"] = (
-            m.num_shared_experts * ffn_params(model, m.shared_intermediate_size) * nl)
-        out["routed_experts"] = m.num_experts * expert_params(model) * nl
-    return ParamBreakdown(out)
+    return ParamBreakdown(component_params(model))
 
 
 @inputs(model="model")
@@ -259,66 +117,4 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     >>> round(param_count(model("llama-3.1-405b")) / 1e9, 1)  # Meta: 405B
     405.9
     """
-    for name, v in (("active", active), ("include_embedding", include_embedding),
-                    ("include_lm_head", include_lm_head)):
-        V.flag(v, name)
-    b = param_breakdown(model)
-    total = sum(b.values())
-    if active and model.moe is not None and model.num_moe_layers:
-        m = model.moe
-        total -= b["routed_experts"]
-        total += m.top_k * expert_params(model) * model.num_moe_layers
-    if not include_embedding:
-        total -= b["embedding"]
-    if not include_lm_head:
-        total -= b["lm_head"]
-    return float(total)
-
-
-#: How far a model file's stated parameter counts may sit from what its [config] gives:
-#: vendors' names round (Qwen3-Next's "A3B" is 3.25B counted the vendor's way, 8% off).
-OFFICIAL_PARAMS_TOLERANCE = 0.10
-
-
-def check_official_params(model: Model, tolerance: float = OFFICIAL_PARAMS_TOLERANCE) -> None:
-    """Refuse a model whose stated ``official`` parameter counts disagree with its config.
-
-    The stated total :math:`N_\\mathrm{off}` must lie within ``tolerance`` of
-    :func:`param_count` of the architecture, :math:`|N_\\mathrm{off} / N - 1| \\le` tolerance;
-    the stated active count likewise against ``param_count(active=True)`` under the file's
-    ``active_include_embedding`` / ``active_include_lm_head`` conventions. A value 1000x off
-    (a unit typo) or a ``[config]`` pasted from another checkpoint fails here, naming the file
-    and field (``python -m tokenomics.surfaces.validate`` runs it on every catalog model).
-
-    Parameters
-    ----------
-    model : Model
-    tolerance : float
-        Allowed relative difference [fraction], default :data:`OFFICIAL_PARAMS_TOLERANCE`.
-
-    Raises
-    ------
-    CatalogError
-        Naming the model's file and ``official.total_params`` or ``official.active_params``.
-    """
-    from tokenomics.core.errors import CatalogError, TokenomicsError
-
-    if not isinstance(model, Model):
-        raise TokenomicsError(f"check_official_params needs a Model (tk.model(id)), got "
-                              f"{type(model).__name__}")
-    V.fraction(tolerance, "tolerance")
-    where = model.path or model.id
-    pairs = (("total_params", model.official_total_params, param_count(model)),
-             ("active_params", model.official_active_params,
-              param_count(model, active=True,
-                          include_embedding=model.official_active_include_embedding,
-                          include_lm_head=model.official_active_include_lm_head)))
-    for field, stated, counted in pairs:
-        if stated is None or counted <= 0:
-            continue
-        ratio = stated / counted
-        if abs(ratio - 1.0) > tolerance:
-            raise CatalogError(
-                f"{where}: field official.{field}: {stated:.4g} is {ratio:.3g} x the "
-                f"{counted:.4g} parameters its [config] gives (at most {tolerance:.0%} apart): "
-                f"a typo in the value or its unit, or a [config] of another checkpoint")
+    return counted_params(model, active, include_embedding, include_lm_head)

@@ -2,7 +2,7 @@
 
 ``python -m tokenomics.surfaces.validate`` (or :func:`validate_data`) loads the hardware and
 model catalogs with their bibliographies (each model's stated parameter counts checked against
-its config, :func:`~tokenomics.physics.params.check_official_params`), the systems (racks, pods), the API prices, the
+its config, :func:`~tokenomics.data.counts.check_official_params`, also run at load), the systems (racks, pods), the API prices, the
 cost-of-ownership assumptions, the KV tiers and retention defaults, the request-journey
 defaults, the bound-check measurements, the measurement corpus (at least one row) and the
 committed calibration, each through the loader the library itself uses, so a file that passes here is a file the library can use. ``python -m
@@ -22,7 +22,7 @@ from tokenomics.core.errors import CatalogError, TokenomicsError
 
 def _catalogs() -> str:
     from tokenomics.data.catalog import load_catalog
-    from tokenomics.physics.params import check_official_params
+    from tokenomics.data.counts import check_official_params
 
     c = load_catalog()
     for m in c.models.values():          # stated parameter counts against the configs
