@@ -29,3 +29,7 @@ def test_the_tutorial_numbers(ns):
     assert ns["per_mtok"] == pytest.approx(2.00 / 3600 / 1000 * 1e6)      # $0.5556
     assert ns["book"].suffix == ".xlsx"
     assert ns["racks"] == 586                 # floor(100e6 / 1.2 / 142e3), NVIDIA's 142 kW
+    # 5,274 replicas of 8, each down u = 1 - 1/(1 + 8 x 1.973e-5 x 24) = 0.38% of the time:
+    # the 99.9% quantile of the number down lies between the mean (20) and 4 sd above it
+    mean = 5274 * (1 - 1 / (1 + 8 * 419 / (16384 * 54 * 24) * 24))
+    assert mean < ns["spares"] < mean + 4 * mean**0.5

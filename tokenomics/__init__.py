@@ -68,6 +68,7 @@ _TOP = {
         "simulate_serving", "ServingTrace", "Admission", "replica_ttft", "ReplicaTTFT",
     ),
     "economics": (
+        "replica_availability", "spare_replicas", "Spares",
         "ApiPrice", "blended_price", "cost_per_million_tokens", "deployment_cost",
         "DeploymentCost", "Energy", "energy_per_token", "GapDistribution", "margin", "Ownership",
         "price", "price_on_basis", "price_table", "PriceBasis", "retention_policy",

@@ -7,6 +7,8 @@ Modules
 -------
 ``api_prices``
     Provider API prices: the price catalog, blended prices, margins, a serving day's books.
+``availability``
+    Spare replicas for an availability target, from published failure rates.
 ``basis``
     One price basis for comparing devices: which rental tier, and which date, a price is read at.
 ``ownership``
@@ -30,6 +32,14 @@ from tokenomics.core.lazy import attach
 # name -> module that defines it (tests/test_api.py checks that every entry resolves and
 # that every public name of the modules is listed)
 _EXPORTS = {
+    "LLAMA3_FAILURES_PER_GPU_HOUR": ".availability",
+    "REPAIR_HOURS": ".availability",
+    "MAX_REPLICAS": ".availability",
+    "replica_availability": ".availability",
+    "down_quantile": ".availability",
+    "Spares": ".availability",
+    "spare_replicas": ".availability",
+    "check_sla": ".availability",
     "JOURNEY_TERMS": ".journey",
     "FABRIC_HOPS": ".journey",
     "JourneyDefault": ".journey",
@@ -84,7 +94,7 @@ _EXPORTS = {
     "AgentSessions": ".sessions",
     "agent_sessions": ".sessions",
 }
-_MODULES = ('api_prices', 'basis', 'ownership', 'cost', 'factory', 'journey', 'retention',
+_MODULES = ('api_prices', 'availability', 'basis', 'ownership', 'cost', 'factory', 'journey', 'retention',
             'sessions',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

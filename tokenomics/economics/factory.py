@@ -95,6 +95,13 @@ class Facility(Result):
     revenue_usd_per_day, margin : ndarray
         Revenue at ``price_usd_per_mtok`` [USD/day] and the gross margin (revenue - cost) /
         revenue [1]; NaN when no price is given.
+    devices_per_replica : int
+        Devices one replica takes.
+    sla : float
+        The availability target the output is held at (:meth:`with_spares`); NaN: none, the
+        output is what every replica serves.
+    spare_replicas : ndarray
+        Replicas held back so that the rest serve at ``sla`` [count]; 0 without one.
     """
 
     system: str
@@ -116,6 +123,64 @@ class Facility(Result):
     wh_per_mtok: np.ndarray
     revenue_usd_per_day: np.ndarray
     margin: np.ndarray
+    devices_per_replica: int
+    sla: float
+    spare_replicas: np.ndarray
+
+    def with_spares(self, sla: Any, *, failures_per_device_hour: Any = None,
+                    repair_hours: Any = None) -> Facility:
+        """The facility's output at an availability target: replicas that may be down are
+        spares, paid for and not sold.
+
+        Of :math:`n_r` replicas each up a fraction :math:`a`
+        (:func:`~tokenomics.economics.availability.replica_availability`), :math:`n_r - k_q`
+        are up with probability ``sla`` (:math:`k_q` the ``sla``-quantile of
+        :math:`\\mathrm{Bin}(n_r, 1 - a)`). Tokens, revenue and energy scale by
+        :math:`(n_r - k_q) / n_r`; the fleet's cost does not, so $/Mtok and Wh/Mtok rise by
+        its inverse.
+
+        Parameters
+        ----------
+        sla : float
+            Probability that the stated output is served, in (0, 1) (0.999 for 99.9%).
+        failures_per_device_hour, repair_hours : float, optional
+            As :func:`~tokenomics.economics.availability.replica_availability` (defaults:
+            Llama 3's interruption rate, and the assumed restore time).
+
+        Returns
+        -------
+        Facility
+            With ``sla`` and ``spare_replicas`` set.
+
+        Examples
+        --------
+        >>> f = facility("gb300-nvl72", 100e6, 1000.0, devices_per_replica=72,
+        ...              device_price=3.0, pue=1.2)
+        >>> g = f.with_spares(0.999, repair_hours=24.0)
+        >>> int(f.replicas), int(g.spare_replicas)      # 586 racks, 3.3% of them down on average
+        (586, 34)
+        """
+        from tokenomics.economics import availability as A
+
+        lam = A.LLAMA3_FAILURES_PER_GPU_HOUR if failures_per_device_hour is None \
+            else failures_per_device_hour
+        hours = A.REPAIR_HOURS if repair_hours is None else repair_hours
+        q = A.check_sla(sla)
+        a = A.replica_availability(self.devices_per_replica, lam, hours)
+        k = A.down_quantile(self.replicas, q, 1.0 - a)
+        serving = self.replicas - k
+        f = np.divide(serving, self.replicas, out=np.zeros(np.shape(serving)),
+                      where=self.replicas > 0)
+        tok = self.tokens_per_s * f
+        def per_tok(x: np.ndarray) -> np.ndarray:
+            return np.divide(x, f, out=np.full(np.shape(f), np.inf), where=f > 0)
+
+        return replace(self, tokens_per_s=tok, tokens_per_day=tok * DAY_S,
+                       tokens_per_s_per_mw=tok / (self.power_w / 1e6),
+                       usd_per_mtok=per_tok(self.usd_per_mtok),
+                       wh_per_mtok=per_tok(self.wh_per_mtok),
+                       revenue_usd_per_day=self.revenue_usd_per_day * f,
+                       margin=1.0 - per_tok(1.0 - self.margin), sla=q, spare_replicas=k)
 
 
 def _system_power(s: System) -> float:
@@ -234,4 +299,5 @@ def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any
                     draw_w=draw, tokens_per_s=tok, tokens_per_day=tok * DAY_S,
                     tokens_per_s_per_mw=tok / (p / 1e6), usd_per_device_hour=usd_dh,
                     usd_per_hour=usd_h, usd_per_mtok=usd_mtok, wh_per_mtok=per_mtok(draw),
-                    revenue_usd_per_day=rev, margin=margin)
+                    revenue_usd_per_day=rev, margin=margin, devices_per_replica=d_r,
+                    sla=float("nan"), spare_replicas=np.zeros(p.shape))

@@ -249,6 +249,10 @@ def _facility(sub: Any, run: Callable[..., Any]) -> None:
                    help="fraction of the time the fleet serves at that load (default 1)")
     f.add_argument("--price", type=float, help="USD per device-hour (default catalog)")
     f.add_argument("--sell", type=float, help="selling price, USD per million output tokens")
+    f.add_argument("--sla", type=float, help="availability target, e.g. 0.999: replicas that "
+                   "may be down at once are held as spares (Llama 3's failure rate)")
+    f.add_argument("--repair-hours", type=float, help="mean hours to restore a failed replica "
+                   "(default: the library's stated assumption)")
     _output_arguments(f)
     f.set_defaults(func=run)
 

@@ -513,8 +513,12 @@ def cmd_facility(a: argparse.Namespace) -> None:
     f = tk.facility(s, [mw * 1e6 for mw in a.power_mw], rate, devices_per_replica=d.n_devices,
                     device_price=a.price, pue=a.pue, utilisation=a.utilisation,
                     price_usd_per_mtok=a.sell)
+    if a.sla is not None:
+        f = f.with_spares(a.sla, repair_hours=a.repair_hours)
+    elif a.repair_hours is not None:
+        raise tk.TokenomicsError("--repair-hours needs --sla (the availability target)")
     df = f.to_frame()[["power_w", "systems", "devices", "replicas", "stranded_devices",
-                       "draw_w", "tokens_per_s", "tokens_per_day", "usd_per_hour",
+                       "spare_replicas", "draw_w", "tokens_per_s", "tokens_per_day", "usd_per_hour",
                        "usd_per_mtok", "wh_per_mtok", "revenue_usd_per_day", "margin"]]
     _emit(df, a, f"facility: {s.id} ({s.devices} x {s.device.id}, {f.system_power_w / 1e3:g} "
           f"kW a system, PUE {f.pue:g}) serving {d.model.id} in replicas of {d.n_devices} "
