@@ -82,8 +82,11 @@ def test_an_array_file_holds_its_entries_only(tmp_path):
     p.write_text('price = 3\n')
     with pytest.raises(tk.CatalogError, match=r"must be an array of tables"):
         read_entries(API_PRICES, p, data_sources(PRICES))
-    p.write_text('')
-    assert read_entries(API_PRICES, p, data_sources(PRICES)) == []
+    for empty in ('', '   \n', 'price = []\n'):      # issue 25: an empty file passed
+        p.write_text(empty)
+        with pytest.raises(tk.CatalogError, match=r"field price: the file holds 0 \[\[price\]\] "
+                                                  r"entries, at least 1"):
+            read_entries(API_PRICES, p, data_sources(PRICES))
 
 
 def test_the_schema_page_holds_the_declarations():

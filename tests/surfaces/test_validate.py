@@ -164,3 +164,82 @@ def test_the_bundled_data_validates_whole(capsys):
     assert t.ok.all(), t[~t.ok].detail.tolist()
     assert main([]) == 0
     assert "ok: corpus: 1185 corpus rows" in capsys.readouterr().out
+
+
+# issue 25: model fields that disagree with each other, each refused at load naming the field
+MODEL = [
+    ("hidden not a multiple of heads", ("hidden_size = 4096", "hidden_size = 4097"),
+     "hidden_size"),
+    ("zero head width", ("num_attention_heads = 32", "num_attention_heads = 32\nhead_dim = 0"),
+     "head_dim"),
+    ("fractional layers", ("num_hidden_layers = 32", "num_hidden_layers = 32.5"),
+     "num_hidden_layers"),
+    ("stated total 1000x the config", ("total_params  = { value = 8e9,",
+                                       "total_params  = { value = 8e12,"),
+     r"official\.total_params"),
+    ("bad TOML", ('id = "llama-3.1-8b"', 'id = "llama-3.1-8b'), "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("what, m, match", MODEL, ids=[x[0] for x in MODEL])
+def test_model_file_corruptions_are_caught_by_name(tmp_path, what, m, match):
+    md = tmp_path / "models"
+    shutil.copytree(catalog_dir("model_catalog"), md)
+    _mutate(md / "llama-3.1-8b.toml", md / "llama-3.1-8b.toml", m)
+    with pytest.raises(tk.CatalogError, match=match) as exc:
+        load_catalog(catalog_dir("hardware_catalog"), md)
+    assert "llama-3.1-8b.toml" in str(exc.value)
+
+
+def _load_kind(kind: str, folder: Path) -> None:
+    """Load one data-file kind from a copy of its bundled folder, through the library's loader."""
+    from tokenomics.data.catalog import data_sources
+    from tokenomics.data.schema import API_PRICES, ASSUMPTIONS, read_entries
+    from tokenomics.data.systems import parse_system_file
+    from tokenomics.economics.journey import load_journey_defaults
+
+    if kind in ("hardware", "system"):
+        c = load_catalog(folder, catalog_dir("model_catalog"))
+        parse_system_file(folder / "systems" / "hgx-h100.toml", c.sources, c.hardware)
+    elif kind == "model":
+        load_catalog(catalog_dir("hardware_catalog"), folder)
+    elif kind == "api_prices":
+        read_entries(API_PRICES, folder / "api_prices.toml", data_sources(folder))
+    elif kind == "assumptions":
+        read_entries(ASSUMPTIONS, folder / "assumptions.toml", data_sources(folder))
+    elif kind == "journey":
+        load_journey_defaults(folder)
+    elif kind == "kv_tiers":
+        read_kv_tiers_file(folder)
+    elif kind == "measurements":
+        load_measurements(folder / "measured.toml", include_reserved=True)
+    else:
+        load_corpus(folder / "corpus.csv", include_reserved=True)
+
+
+#: kind -> (bundled folder, the file in it that is emptied or garbled)
+KINDS = {
+    "hardware": ("hardware_catalog", "h100-sxm.toml"),
+    "system": ("hardware_catalog", "systems/hgx-h100.toml"),
+    "model": ("model_catalog", "llama-3.1-8b.toml"),
+    "api_prices": ("price_catalog", "api_prices.toml"),
+    "assumptions": ("price_catalog", "assumptions.toml"),
+    "journey": ("price_catalog", "journey.toml"),
+    "kv_tiers": ("price_catalog", "kv_tiers.toml"),
+    "measurements": ("measurements", "measured.toml"),
+    "corpus": ("measurements", "corpus.csv"),
+}
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n", b"\x00\x01", b"[[[", b"\xff\xfe"],
+                         ids=["empty", "blank", "binary", "truncated", "not utf-8"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_an_empty_or_garbled_file_of_every_kind_is_refused_by_name(tmp_path, kind, content):
+    # issue 25: an empty api_prices.toml and an empty measured.toml loaded as "no entries"
+    where, name = KINDS[kind]
+    folder = tmp_path / where
+    shutil.copytree(catalog_dir(where) if where != "measurements" else ROOT / where, folder)
+    (folder / name).write_bytes(content)
+    with pytest.raises(tk.CatalogError) as exc:
+        _load_kind(kind, folder)
+    assert str(folder / name) in str(exc.value)

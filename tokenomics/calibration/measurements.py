@@ -106,8 +106,12 @@ def load_measurements(path: str | Path | None = None, *, include_reserved: bool 
         raise CatalogError(f"load_measurements: path must be a file path, got {path!r}")
     p = Path(path) if path else catalog_dir("measurements") / "measured.toml"
     data = read_toml(p)
+    if not isinstance(data.get("row"), list) or not data["row"]:
+        # an empty (or truncated) file would check nothing and pass every bound test
+        raise CatalogError(f"{p}: field row: the file holds no [[row]] measurements; give at "
+                           f"least one (see measurements/measured.toml)")
     rows = []
-    for i, r in enumerate(data.get("row", [])):
+    for i, r in enumerate(data["row"]):
         where = f"{p}: row[{i}] ({r.get('id', '?')})"
         unknown = set(r) - set(_REQUIRED) - set(_OPTIONAL)
         if unknown:

@@ -94,6 +94,9 @@ class Schema:
         ``fail(field, message)`` returns the CatalogError to raise.
     meaning : str
         One line for the schema page.
+    min_entries : int
+        For an array kind, the fewest entries a file must hold (an empty price list is a
+        truncated file, not a catalog without prices).
     """
 
     kind: str
@@ -102,6 +105,7 @@ class Schema:
     array: str = ""
     rules: tuple[Callable[..., None], ...] = field(default=(), compare=False)
     meaning: str = ""
+    min_entries: int = 0
 
     def get(self, name: str) -> Field:
         """The declared field ``name``."""
@@ -184,7 +188,7 @@ def read_entries(schema: Schema, path: Path | str, sources: Mapping[str, Source]
     """Every entry of one file of ``schema``'s kind, checked (:func:`check_entry`).
 
     A file whose top level is its one entry gives a list of one; an array kind gives its
-    entries in file order (an absent or empty array: none).
+    entries in file order (at least :attr:`Schema.min_entries` of them).
 
     Raises
     ------
@@ -204,6 +208,10 @@ def read_entries(schema: Schema, path: Path | str, sources: Mapping[str, Source]
     if not isinstance(items, list):
         raise CatalogError(f"{path}: field {schema.array}: must be an array of tables "
                            f"([[{schema.array}]])")
+    if len(items) < schema.min_entries:
+        raise CatalogError(f"{path}: field {schema.array}: the file holds {len(items)} "
+                           f"[[{schema.array}]] entries, at least {schema.min_entries} needed "
+                           f"(an empty or truncated file?)")
     return [check_entry(schema, e, path, f"{schema.array}[{i}]", sources)
             for i, e in enumerate(items)]
 
@@ -264,7 +272,7 @@ API_PRICES = Schema(
               meaning="fraction off input and output in the batch tier"),
         Field("note", kind="text", required=False, meaning="anything a reader should know"),
     ), array="price", rules=(_cache_hit_below_input,),
-    meaning="providers' dated API prices")
+    meaning="providers' dated API prices", min_entries=1)
 
 def _tier_capacity(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
     unbounded = v["capacity_per"] == "unbounded"
