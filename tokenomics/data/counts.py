@@ -69,8 +69,8 @@ def attention_params_per_layer(model: Model) -> float:
         n += q_out + kv_out
     if a.o_bias:
         n += h
-    if a.qk_norm:
-        n += 2 * a.head_dim
+    if a.qk_norm:      # per head (2d), or over the whole projections (MiniMax-M2)
+        n += (a.num_q_heads + a.num_kv_heads) * a.head_dim if a.qk_norm_full else 2 * a.head_dim
     if a.sinks:
         n += a.num_q_heads
     if a.output_gate:

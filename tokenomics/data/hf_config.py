@@ -9,7 +9,8 @@ downloaded by a user give the same spec. Supported ``model_type`` values:
 ``gemma2``, ``gemma3`` / ``gemma3_text``, ``opt``, ``glm4_moe`` (GLM-4.5, GLM-4.5-Air),
 ``qwen3_next`` (Qwen3-Next: Gated DeltaNet linear-attention layers between gated full-attention
 layers) and ``deepseek_v32`` (DeepSeek-V3.2-Exp: MLA with DeepSeek Sparse Attention's
-lightning indexer).
+lightning indexer) and ``minimax_m2`` (MiniMax-M2: 256-expert MoE in every layer, a
+sigmoid router with correction bias, Q/K norms over the whole projections).
 
 Any other ``model_type`` is read as a Llama-style decoder (gated FFN, RMSNorm, no biases) when
 it has the standard keys, and the spec's ``notes`` say so. Keys that change the architecture
@@ -48,7 +49,7 @@ _TIE_DEFAULT = {
 _KNOWN_TYPES = {
     "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "llama4", "llama4_text", "gpt_oss", "gemma2", "gemma3",
-    "gemma3_text", "opt", "glm4_moe", "qwen3_next", "deepseek_v32",
+    "gemma3_text", "opt", "glm4_moe", "qwen3_next", "deepseek_v32", "minimax_m2",
 }
 
 # Defaults of the transformers configuration classes for keys that published config.json files
@@ -168,6 +169,8 @@ def model_from_hf_config(
 
     norms = 4 if fam in ("gemma2", "gemma3") else 2
     mtp = r.opt("num_nextn_predict_layers", 0)
+    if fam == "minimax_m2" and cfg.get("use_mtp", False):     # MTP modules of 1 layer each
+        mtp = r.opt("num_mtp_modules", 0) * r.opt("mtp_transformer_layers", 1)
 
     wd, ed = _dtypes(top, weight_dtype, expert_dtype)
     emb = embedding_dtype or _release_embedding_dtype(top)
@@ -267,11 +270,15 @@ def _attention(r: _Reader, cfg: Mapping[str, Any], fam: str, h: int, nq: int,
     # use_qk_norm adds per-head q_norm/k_norm. partial_rotary_factor changes neither count.
     o_bias = bool(cfg.get("attention_bias", False)) and fam != "glm4_moe"
     qk_norm = fam in ("qwen3", "qwen3_moe", "gemma3", "qwen3_next") or (
-        fam == "glm4_moe" and bool(cfg.get("use_qk_norm", False)))
+        fam == "glm4_moe" and bool(cfg.get("use_qk_norm", False))) or (
+        fam == "minimax_m2" and bool(cfg.get("use_qk_norm", True)))
+    # MiniMaxM2Attention: q_norm / k_norm over the whole projections ("per_layer", the only
+    # form transformers implements; its v5 configs drop the key)
+    full = fam == "minimax_m2" and cfg.get("qk_norm_type", "per_layer") == "per_layer"
     return Attention(
         kind=kind, num_q_heads=nq, num_kv_heads=nkv, head_dim=hd, v_head_dim=hd,
         qkv_bias=qkv_bias, o_bias=o_bias,
-        qk_norm=qk_norm,
+        qk_norm=qk_norm, qk_norm_full=qk_norm and full,
         sinks=fam == "gpt_oss",
         # Qwen3NextAttention: q_proj emits the query and a sigmoid output gate (2 n_q d).
         output_gate=fam == "qwen3_next",
@@ -458,6 +465,11 @@ def _llama4_windows(cfg: Mapping[str, Any], chunk: Any, L: int,
 def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
          where: str) -> tuple[list[bool], MoE | None, int]:
     """Per-layer MoE flags, the MoE spec and the dense-layer FFN width."""
+    if fam == "minimax_m2":     # every layer: E experts of intermediate_size, sigmoid router
+        moe = MoE(num_experts=r.int("num_local_experts"), top_k=r.int("num_experts_per_tok"),
+                  expert_intermediate_size=r.int("intermediate_size"),
+                  router_bias=bool(cfg.get("use_routing_bias", True)))
+        return [True] * L, moe, r.int("intermediate_size")
     if fam == "mixtral":
         moe = MoE(num_experts=r.int("num_local_experts"), top_k=r.int("num_experts_per_tok"),
                   expert_intermediate_size=r.int("intermediate_size"))

@@ -359,6 +359,10 @@ class Attention:
     qkv_bias, o_bias, qk_norm, sinks : bool
         Parameters that add to the count: projection biases, per-head Q/K norms, and
         gpt-oss's learned per-head attention sinks.
+    qk_norm_full : bool
+        With ``qk_norm``, one norm over the whole projected query and key (MiniMax-M2's
+        ``qk_norm_type = "per_layer"``): :math:`(n_q + n_{kv}) d` scales instead of the
+        per-head :math:`2 d`.
     output_gate : bool
         A sigmoid output gate per query channel (Qwen3-Next's gated attention): the query
         projection is twice as wide, :math:`2 n_q d`.
@@ -382,6 +386,7 @@ class Attention:
     qk_norm: bool = False
     sinks: bool = False
     output_gate: bool = False
+    qk_norm_full: bool = False
     index_n_heads: int = 0
     index_head_dim: int = 0
     index_topk: int = 0
