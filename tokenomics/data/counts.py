@@ -107,18 +107,27 @@ def dsa_indexer_params_per_layer(model: Model) -> float:
 
 
 def linear_attention_params_per_layer(model: Model) -> float:
-    """Parameters of one Gated DeltaNet layer's token mixer [parameters] (0 without one).
+    """Parameters of one linear-attention layer's token mixer [parameters] (0 without one).
 
-    With :math:`D_k = n_k d_k`, :math:`D_v = n_v d_v`: the fused q/k/v/z projection
-    :math:`h (2 D_k + 2 D_v)`, the beta/alpha projection :math:`2 h n_v`, the depthwise
-    convolution :math:`K (2 D_k + D_v)` (no bias), ``dt_bias`` and ``A_log`` (:math:`n_v`
-    each), the gated RMSNorm :math:`d_v` and the output projection :math:`D_v h`.
+    With :math:`D_k = n_k d_k`, :math:`D_v = n_v d_v`. **Gated DeltaNet**: the fused q/k/v/z
+    projection :math:`h (2 D_k + 2 D_v)`, the beta/alpha projection :math:`2 h n_v`, the
+    depthwise convolution :math:`K (2 D_k + D_v)` (no bias), ``dt_bias`` and ``A_log``
+    (:math:`n_v` each), the gated RMSNorm :math:`d_v` and the output projection
+    :math:`D_v h`. **Mamba-2**: the input projection to z, x, B, C and dt,
+    :math:`h (2 D_v + 2 D_k + n_v)`, the convolution over x, B, C, :math:`K (D_v + 2 D_k)`
+    (plus as many biases with ``conv_bias``), ``dt_bias``, ``A_log`` and ``D``
+    (:math:`n_v` each), the gated RMSNorm over the whole :math:`D_v` and the output
+    projection :math:`D_v h`.
 
     References
     ----------
     .. [1] Hugging Face transformers, ``models/qwen3_next/modeling_qwen3_next.py``
        (``Qwen3NextGatedDeltaNet``: ``in_proj_qkvz``, ``in_proj_ba``, ``conv1d``,
        ``dt_bias``, ``A_log``, ``norm``, ``out_proj``).
+    .. [2] Hugging Face transformers, ``models/nemotron_h/modeling_nemotron_h.py``
+       (``NemotronHMamba2Mixer``: ``in_proj``, ``conv1d``, ``dt_bias``, ``A_log``, ``D``,
+       ``norm``, ``out_proj``); T. Dao, A. Gu, "Transformers are SSMs", ICML 2024,
+       arXiv:2405.21060 (Mamba-2).
 
     Examples
     --------
@@ -130,10 +139,11 @@ def linear_attention_params_per_layer(model: Model) -> float:
     if la is None:
         return 0.0
     h = model.hidden_size
-    dk, dv = la.num_k_heads * la.head_k_dim, la.num_v_heads * la.head_v_dim
-    n = (h * (2 * dk + 2 * dv) + 2 * h * la.num_v_heads + la.conv_kernel * (2 * dk + dv)
-         + 2 * la.num_v_heads + la.head_v_dim + dv * h)
-    return float(n)
+    dk, dv, nv = la.num_k_heads * la.head_k_dim, la.num_v_heads * la.head_v_dim, la.num_v_heads
+    conv = (la.conv_kernel + la.conv_bias) * (2 * dk + dv)
+    if la.kind == "mamba2":
+        return float(h * (2 * dv + 2 * dk + nv) + conv + 3 * nv + dv + dv * h)
+    return float(h * (2 * dk + 2 * dv) + 2 * h * nv + conv + 2 * nv + la.head_v_dim + dv * h)
 
 
 def ffn_params(model: Model, intermediate: int, bias: bool | None = None) -> float:
@@ -175,7 +185,9 @@ def component_params(model: Model) -> dict[str, float]:
         "lm_head": 0.0 if model.tie_word_embeddings else float(model.vocab_size * h),
         "attention": attention_params_per_layer(model) * model.num_attention_layers,
         "linear_attention": linear_attention_params_per_layer(model) * model.num_linear_layers,
-        "norms": float(norm_size * (model.norms_per_layer * L + 1)),
+        # a layer without an FFN block lacks that block's pre-norm
+        "norms": float(norm_size * (model.norms_per_layer * L + 1
+                                    - model.norms_per_layer // 2 * model.num_ffnless_layers)),
         "dense_ffn": ffn_params(model, model.intermediate_size) * model.num_dense_layers,
         "router": 0.0,
         "shared_experts": 0.0,

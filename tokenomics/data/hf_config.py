@@ -10,7 +10,9 @@ downloaded by a user give the same spec. Supported ``model_type`` values:
 ``qwen3_next`` (Qwen3-Next: Gated DeltaNet linear-attention layers between gated full-attention
 layers) and ``deepseek_v32`` (DeepSeek-V3.2-Exp: MLA with DeepSeek Sparse Attention's
 lightning indexer) and ``minimax_m2`` (MiniMax-M2: 256-expert MoE in every layer, a
-sigmoid router with correction bias, Q/K norms over the whole projections).
+sigmoid router with correction bias, Q/K norms over the whole projections) and
+``nemotron_h`` (NVIDIA Nemotron-H / Nemotron 3: Mamba-2, attention and MoE blocks in one
+stack, ``hybrid_override_pattern``).
 
 Any other ``model_type`` is read as a Llama-style decoder (gated FFN, RMSNorm, no biases) when
 it has the standard keys, and the spec's ``notes`` say so. Keys that change the architecture
@@ -50,6 +52,7 @@ _KNOWN_TYPES = {
     "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "llama4", "llama4_text", "gpt_oss", "gemma2", "gemma3",
     "gemma3_text", "opt", "glm4_moe", "qwen3_next", "deepseek_v32", "minimax_m2",
+    "nemotron_h",
 }
 
 # Defaults of the transformers configuration classes for keys that published config.json files
@@ -145,32 +148,25 @@ def model_from_hf_config(
     _check_model_type(cfg, mt, where, notes)
 
     fam = mt.replace("_text", "")
-    if fam == "opt":
-        return _opt(r, {**top, **filled}, id, name, weight_dtype, notes)
+    if fam in ("opt", "nemotron_h"):     # architectures with a reader of their own
+        return (_opt(r, {**top, **filled}, id, name, weight_dtype, notes) if fam == "opt" else
+                _nemotron_h(r, top, id, name, (weight_dtype, expert_dtype, embedding_dtype),
+                            notes))
 
     h = r.int("hidden_size")
     L = r.int("num_hidden_layers")
-    nq = r.int("num_attention_heads")
-    nkv = r.int("num_key_value_heads", default=nq)
+    nq, nkv = _heads(r, where)
     vocab = r.int("vocab_size")
     max_ctx = r.int("max_position_embeddings")
     tie = bool(cfg.get("tie_word_embeddings", top.get("tie_word_embeddings",
                                                        _TIE_DEFAULT.get(mt, False))))
-    if nq < 1 or nkv < 1:
-        raise CatalogError(f"{where}: num_attention_heads ({nq}) and num_key_value_heads "
-                           f"({nkv}) must be >= 1")
-    if nq % nkv:
-        raise CatalogError(f"{where}: num_attention_heads={nq} is not a multiple of "
-                           f"num_key_value_heads={nkv}")
     att = _attention(r, cfg, fam, h, nq, nkv)
     windows, kinds = _layer_windows(cfg, fam, L, where)
     is_linear, linear = _linear_layers(r, cfg, fam, L, where)
     is_moe, moe, dense_inter = _moe(r, cfg, fam, L, where)
 
     norms = 4 if fam in ("gemma2", "gemma3") else 2
-    mtp = r.opt("num_nextn_predict_layers", 0)
-    if fam == "minimax_m2" and cfg.get("use_mtp", False):     # MTP modules of 1 layer each
-        mtp = r.opt("num_mtp_modules", 0) * r.opt("mtp_transformer_layers", 1)
+    mtp = _mtp_layers(r, cfg, fam)
 
     wd, ed = _dtypes(top, weight_dtype, expert_dtype)
     emb = embedding_dtype or _release_embedding_dtype(top)
@@ -186,6 +182,26 @@ def model_from_hf_config(
         model_type=mt, family=fam,
         notes="; ".join(notes), config=top,
     )
+
+
+def _heads(r: _Reader, where: str) -> tuple[int, int]:
+    """(query heads, KV heads): each >= 1, the first a multiple of the second."""
+    nq = r.int("num_attention_heads")
+    nkv = r.int("num_key_value_heads", default=nq)
+    if nq < 1 or nkv < 1:
+        raise CatalogError(f"{where}: num_attention_heads ({nq}) and num_key_value_heads "
+                           f"({nkv}) must be >= 1")
+    if nq % nkv:
+        raise CatalogError(f"{where}: num_attention_heads={nq} is not a multiple of "
+                           f"num_key_value_heads={nkv}")
+    return nq, nkv
+
+
+def _mtp_layers(r: _Reader, cfg: Mapping[str, Any], fam: str) -> int:
+    """Multi-token-prediction layers shipped beside the main model (not in its count)."""
+    if fam == "minimax_m2" and cfg.get("use_mtp", False):     # MTP modules of 1 layer each
+        return r.opt("num_mtp_modules", 0) * r.opt("mtp_transformer_layers", 1)
+    return r.opt("num_nextn_predict_layers", 0)
 
 
 def _read_config(config: str | Path | Mapping[str, Any],
@@ -211,13 +227,15 @@ def _read_config(config: str | Path | Mapping[str, Any],
 def _text_config(top: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The language model's own config and its ``model_type``.
 
-    Multimodal Llama 4 and Gemma 3 configs nest it under ``text_config`` (model type
-    ``llama4_text`` / ``gemma3_text``); every other config is its own text config.
+    Multimodal Llama 4, Gemma 3 and Mistral 3 (Mistral Small 3.1) configs nest it under
+    ``text_config`` (model type ``llama4_text`` / ``gemma3_text``; Mistral 3's states
+    ``mistral``); every other config is its own text config.
     """
     mtype = str(top.get("model_type", ""))
     cfg = top
-    if mtype in ("llama4", "gemma3") and isinstance(top.get("text_config"), Mapping):
-        cfg = dict(top["text_config"])
+    if mtype in ("llama4", "gemma3", "mistral3") and isinstance(top.get("text_config"),
+                                                             Mapping):
+        cfg = dict(top["text_config"])      # Mistral 3's text_config says "mistral" itself
         cfg.setdefault("model_type", mtype + "_text")
     return cfg, str(cfg.get("model_type", mtype)) or "unknown"
 
@@ -592,4 +610,94 @@ def _opt(r: _Reader, top: Mapping[str, Any], id: str | None, name: str | None,  
         # OPT's learned positions are offset by 2 rows (OPTLearnedPositionalEmbedding).
         learned_positions=max_ctx + 2, weight_dtype=wd, model_type="opt", family="opt",
         notes="; ".join(notes), config=dict(top),
+    )
+
+
+#: Nemotron-H block letters in ``hybrid_override_pattern``: the two mixers and the two FFNs.
+_NEMOTRON_MIXERS, _NEMOTRON_FFNS = {"M": "mamba", "*": "attention"}, {"E": "moe", "-": "mlp"}
+
+
+def _nemotron_layers(pattern: Any, L: int, where: str) -> list[tuple[str, str | None]]:
+    """``hybrid_override_pattern`` as (mixer, FFN or None) per layer: a mixer block and the
+    FFN block that follows it, if any (Nemotron-H stacks single blocks, one norm each)."""
+    if not isinstance(pattern, str) or len(pattern) != L or \
+            set(pattern) - set(_NEMOTRON_MIXERS) - set(_NEMOTRON_FFNS):
+        raise CatalogError(f"{where}: hybrid_override_pattern must be a string of "
+                           f"num_hidden_layers={L} letters M (Mamba-2), * (attention), E (MoE) "
+                           f"or - (MLP), got {pattern!r}")
+    out: list[tuple[str, str | None]] = []
+    for i, c in enumerate(pattern):
+        if c in _NEMOTRON_MIXERS:
+            out.append((_NEMOTRON_MIXERS[c], None))
+        elif not out or out[-1][1] is not None:
+            raise CatalogError(f"{where}: hybrid_override_pattern block {i} ({c!r}) is an FFN "
+                               f"with no mixer block of its own before it; this reader pairs "
+                               f"each FFN block with the mixer it follows")
+        else:
+            out[-1] = (out[-1][0], _NEMOTRON_FFNS[c])
+    return out
+
+
+def _nemotron_h(r: _Reader, top: Mapping[str, Any], id: str | None,  # noqa: A002
+                name: str | None, dtypes: tuple[str | None, str | None, str | None],
+                notes: list[str]) -> Model:
+    """NVIDIA Nemotron-H (``nemotron_h``): Mamba-2, attention and MoE blocks in one stack.
+
+    transformers ``NemotronHConfig`` / ``NemotronHMamba2Mixer``: Mamba-2 with ``n_groups``
+    groups of ``ssm_state_size`` and ``mamba_num_heads`` heads of ``mamba_head_dim``
+    (inner width heads x head_dim), its SSM cache in ``mamba_ssm_cache_dtype``; GQA
+    attention; MoE blocks of ``n_routed_experts`` non-gated experts (``mlp_hidden_act``
+    ``relu2``) plus shared ones, a sigmoid router with correction bias.
+    """
+    layers = _nemotron_layers(top.get("hybrid_override_pattern"),
+                              r.int("num_hidden_layers"), r.where)
+    if top.get("use_bias") or top.get("mamba_proj_bias"):
+        raise CatalogError(f"{r.where}: use_bias / mamba_proj_bias (biases on the Mamba "
+                           f"projections) are not modelled; this reader counts none")
+    if top.get("moe_latent_size"):       # Nemotron 3 Super: experts in a projected latent
+        raise CatalogError(f"{r.where}: moe_latent_size (experts computing in a "
+                           f"{top['moe_latent_size']}-wide latent, with projections in and "
+                           f"out) is not modelled yet; the reader would miscount the experts")
+    n, h = len(layers), r.int("hidden_size")
+    nq, nkv = _heads(r, r.where)
+    bias = bool(top.get("attention_bias", False))
+    att = Attention(kind="MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA"),
+                    num_q_heads=nq, num_kv_heads=nkv, head_dim=_head_dim(r, top, h, nq),
+                    v_head_dim=_head_dim(r, top, h, nq), qkv_bias=bias, o_bias=bias)
+    ssm = str(top.get("mamba_ssm_cache_dtype", "")).replace("float32", "fp32")
+    lin = LinearAttention(
+        num_k_heads=r.int("n_groups"), num_v_heads=r.int("mamba_num_heads"),
+        head_k_dim=r.int("ssm_state_size"), head_v_dim=r.int("mamba_head_dim"),
+        conv_kernel=r.int("conv_kernel"), kind="mamba2",
+        state_dtype="fp32" if ssm == "fp32" else None,
+        conv_bias=bool(top.get("use_conv_bias", True)))
+    is_moe = [f == "moe" for _, f in layers]
+    moe = None
+    if any(is_moe):
+        shared = r.opt("n_shared_experts", 0)
+        moe = MoE(num_experts=r.int("n_routed_experts"), top_k=r.int("num_experts_per_tok"),
+                  expert_intermediate_size=r.int("moe_intermediate_size"),
+                  num_shared_experts=shared,
+                  shared_intermediate_size=r.int("moe_shared_expert_intermediate_size")
+                  if shared else 0, router_bias=True, n_group=r.opt("n_group", 0),
+                  topk_group=r.opt("topk_group", 0))
+    gated = str(top.get("mlp_hidden_act", "relu2")) not in ("relu2", "relu", "gelu")
+    wd, ed = _dtypes(top, dtypes[0], dtypes[1])
+    emb = dtypes[2] or _release_embedding_dtype(top)
+    notes.append(f"{len(top['hybrid_override_pattern'])} blocks read as {n} layers (a mixer "
+                 f"and the FFN block after it)")
+    return Model(
+        id=id or _default_id(top, "nemotron_h"),
+        name=name or str(top.get("_name_or_path", "nemotron_h")), num_layers=n,
+        hidden_size=h, vocab_size=r.int("vocab_size"),
+        max_context=r.int("max_position_embeddings"), attention=att,
+        intermediate_size=r.int("intermediate_size"), layer_window=(0,) * n,
+        layer_window_kind=("full",) * n, layer_is_moe=tuple(is_moe), moe=moe,
+        layer_is_linear=tuple(m == "mamba" for m, _ in layers), linear_attention=lin,
+        layer_has_ffn=tuple(f is not None for _, f in layers), gated_ffn=gated,
+        ffn_bias=bool(top.get("mlp_bias", False)), norm="rms", norms_per_layer=2,
+        tie_word_embeddings=bool(top.get("tie_word_embeddings", False)),
+        mtp_layers=r.opt("num_nextn_predict_layers", 0), weight_dtype=wd, expert_dtype=ed,
+        embedding_dtype=emb if emb != wd else None, model_type="nemotron_h",
+        family="nemotron_h", notes="; ".join(notes), config=dict(top),
     )

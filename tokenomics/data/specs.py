@@ -411,9 +411,19 @@ class Attention:
         return self.num_q_heads / self.num_kv_heads
 
 
+#: The linear-attention recurrences a :class:`LinearAttention` may be.
+LINEAR_KINDS = ("gated_deltanet", "mamba2")
+
+
 @dataclass(frozen=True)
 class LinearAttention:
-    """Gated DeltaNet linear-attention block shape (one layer; Qwen3-Next).
+    """A linear-attention (state-space) block's shape, one layer: Gated DeltaNet (Qwen3-Next)
+    or Mamba-2 (Nemotron-H).
+
+    Mamba-2 maps onto the same shape: its ``n_groups`` groups of ``ssm_state_size`` play the
+    key heads (B and C are per group, as k and q are per key head), its ``mamba_num_heads``
+    heads of ``mamba_head_dim`` the value heads; the state is one :math:`d_k \\times d_v`
+    matrix per value head in both.
 
     Attributes
     ----------
@@ -424,6 +434,13 @@ class LinearAttention:
         :math:`d_k`, :math:`d_v` (``linear_key_head_dim``, ``linear_value_head_dim``).
     conv_kernel : int
         Width :math:`K` of the short causal convolution (``linear_conv_kernel_dim``).
+    kind : {"gated_deltanet", "mamba2"}
+        Which recurrence (they differ in FLOPs per token and in their projections).
+    state_dtype : str or None
+        Format the recurrent state is kept in when it differs from the activations (Mamba-2
+        checkpoints state ``mamba_ssm_cache_dtype = "float32"``); None: the activation format.
+    conv_bias : bool
+        A bias on the convolution (Mamba-2's ``use_conv_bias``).
 
     Notes
     -----
@@ -436,6 +453,9 @@ class LinearAttention:
     head_k_dim: int
     head_v_dim: int
     conv_kernel: int
+    kind: str = "gated_deltanet"
+    state_dtype: str | None = None
+    conv_bias: bool = False
 
     def __post_init__(self) -> None:
         for name in ("num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "conv_kernel"):
@@ -443,6 +463,11 @@ class LinearAttention:
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise TokenomicsError(f"linear attention {name} must be a positive integer, "
                                       f"got {v!r}")
+        if self.kind not in LINEAR_KINDS:
+            raise TokenomicsError(f"linear attention kind must be one of {LINEAR_KINDS}, got "
+                                  f"{self.kind!r}")
+        if self.state_dtype is not None:
+            dtype(self.state_dtype)
 
 
 @dataclass(frozen=True)
@@ -531,6 +556,10 @@ class Model:
         state instead of a KV cache; empty (the default) when the model has none.
     linear_attention : LinearAttention or None
         The shape of those layers.
+    layer_has_ffn : tuple of bool
+        Per layer, False for a mixer block with no FFN after it (Nemotron-H alternates single
+        blocks: a layer here is a mixer and the FFN block that follows it, if any); empty (the
+        default) when every layer has one. A layer without an FFN has half the norms.
     """
 
     id: str
@@ -564,6 +593,7 @@ class Model:
     official_active_include_lm_head: bool = True
     layer_is_linear: tuple[bool, ...] = ()
     linear_attention: LinearAttention | None = None
+    layer_has_ffn: tuple[bool, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     config: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -592,6 +622,13 @@ class Model:
             raise TokenomicsError(
                 f"model {self.id!r}: layer_is_linear has {len(self.layer_is_linear)} entries, "
                 f"expected num_layers={n} (or none for a model without linear layers)")
+        if self.layer_has_ffn and len(self.layer_has_ffn) != n:
+            raise TokenomicsError(
+                f"model {self.id!r}: layer_has_ffn has {len(self.layer_has_ffn)} entries, "
+                f"expected num_layers={n} (or none when every layer has an FFN)")
+        if any(m and not f for m, f in zip(self.layer_is_moe, self.layer_has_ffn,
+                                           strict=False)):   # none given: every layer has one
+            raise TokenomicsError(f"model {self.id!r}: a layer marked MoE has no FFN")
         if any(self.layer_is_linear) and self.linear_attention is None:
             raise TokenomicsError(f"model {self.id!r}: linear-attention layers given but no "
                                   "LinearAttention spec")
@@ -616,7 +653,13 @@ class Model:
 
     @property
     def num_dense_layers(self) -> int:
-        return self.num_layers - self.num_moe_layers
+        """Layers with a dense FFN: neither MoE nor without an FFN."""
+        return self.num_layers - self.num_moe_layers - self.num_ffnless_layers
+
+    @property
+    def num_ffnless_layers(self) -> int:
+        """Layers whose mixer has no FFN block after it (``layer_has_ffn`` False)."""
+        return int(sum(not f for f in self.layer_has_ffn))
 
     @property
     def is_moe(self) -> bool:

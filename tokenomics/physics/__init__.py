@@ -82,6 +82,7 @@ _EXPORTS = {
     "tokens_for_distinct_fraction": ".formulas",
     "gdn_state_elements_per_layer": ".formulas",
     "gdn_flops_per_token_per_layer": ".formulas",
+    "mamba2_flops_per_token_per_layer": ".formulas",
     "dsa_indexer_flops_per_query": ".formulas",
     "dsa_read_tokens": ".formulas",
     "kv_bytes_per_token_per_layer": ".kv",

@@ -294,6 +294,33 @@ def gdn_flops_per_token_per_layer(num_k_heads: Any, num_v_heads: Any, head_k_dim
     return 7 * num_v_heads * head_k_dim * head_v_dim + 2 * conv_kernel * conv_channels
 
 
+def mamba2_flops_per_token_per_layer(num_groups: Any, num_heads: Any, state_size: Any,
+                                     head_dim: Any, conv_kernel: Any) -> Any:
+    """FLOPs of one token's Mamba-2 recurrence in one layer, projections excluded.
+
+    :math:`5 n_h N P + 2 K (2 G N + n_h P)` (*symbolic*) [FLOP], with :math:`G` groups of
+    state size :math:`N` and :math:`n_h` heads of :math:`P`: per head the decay
+    :math:`h \\leftarrow e^{\\Delta A} h` (:math:`N P`), the input
+    :math:`h \\mathrel{+}= \\Delta\\, x B^\\top` (:math:`2 N P`) and the output
+    :math:`y = h C` (:math:`2 N P`), plus the depthwise convolution over x, B and C
+    (:math:`2K` per channel). Gated DeltaNet's delta rule reads the state once more
+    (:func:`gdn_flops_per_token_per_layer`, :math:`7 n_v d_k d_v`).
+
+    References
+    ----------
+    .. [1] T. Dao, A. Gu, "Transformers are SSMs: Generalized Models and Efficient Algorithms
+       Through Structured State Space Duality", ICML 2024, arXiv:2405.21060 (the recurrent
+       form of the SSD layer).
+
+    Examples
+    --------
+    >>> mamba2_flops_per_token_per_layer(8, 64, 128, 64, 4)  # 5*524288 + 8*6144
+    2670592
+    """
+    conv_channels = 2 * num_groups * state_size + num_heads * head_dim
+    return 5 * num_heads * state_size * head_dim + 2 * conv_kernel * conv_channels
+
+
 def dsa_indexer_flops_per_query(index_n_heads: Any, index_head_dim: Any, cached: Any) -> Any:
     """FLOPs of the DeepSeek Sparse Attention lightning indexer for one query, one layer.
 

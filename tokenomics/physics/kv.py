@@ -111,7 +111,10 @@ def linear_state_bytes_per_sequence(model: Model, state_dtype: str = "bf16") -> 
     model : Model
     state_dtype : str
         Format of the recurrent and convolution state (default ``"bf16"``, the model's
-        activation format; a quantized KV cache does not quantize it).
+        activation format; a quantized KV cache does not quantize it). A checkpoint that
+        states its own recurrent-state format (``LinearAttention.state_dtype``: Mamba-2's
+        float32 SSM cache) keeps the recurrent matrices in that format and only the
+        convolution's inputs in this one.
 
     Returns
     -------
@@ -134,7 +137,12 @@ def linear_state_bytes_per_sequence(model: Model, state_dtype: str = "bf16") -> 
         return 0.0
     per_layer = gdn_state_elements_per_layer(la.num_k_heads, la.num_v_heads, la.head_k_dim,
                                              la.head_v_dim, la.conv_kernel)
-    return float(per_layer * model.num_linear_layers * bytes_per_element(state_dtype))
+    b = bytes_per_element(state_dtype)
+    if la.state_dtype is not None:     # the recurrent part in the checkpoint's own format
+        rec = la.num_v_heads * la.head_k_dim * la.head_v_dim
+        return float(((per_layer - rec) * b + rec * bytes_per_element(la.state_dtype))
+                     * model.num_linear_layers)
+    return float(per_layer * model.num_linear_layers * b)
 
 
 def kv_tokens_held(model: Model, context_tokens: Any) -> list[tuple[int, Any]]:

@@ -30,9 +30,10 @@ square, not the full one), :math:`\\min(i, W)` (sliding window) or
 in whichever form is cheaper: absorbed (attention in the :math:`r_{kv}`-dim latent, as
 decode kernels run it) or expanded (the prefix latent up-projected, as prefill kernels run it).
 
-Hybrid and sparse attention. Gated DeltaNet layers (Qwen3-Next) add their input projections
+Hybrid and sparse attention. Gated DeltaNet (Qwen3-Next) and Mamba-2 (Nemotron-H) layers add their input projections
 to ``attn_qkv``, their output projection to ``attn_out``, and to ``attn_core`` the recurrence
-(:func:`~tokenomics.physics.formulas.gdn_flops_per_token_per_layer` per token) with one read
+(:func:`~tokenomics.physics.formulas.gdn_flops_per_token_per_layer` or
+:func:`~tokenomics.physics.formulas.mamba2_flops_per_token_per_layer` per token) with one read
 and one write of each sequence's fixed state per step; they keep no KV. With DeepSeek Sparse
 Attention each query attends to :math:`\\min(i, k)` keys (the sliding-window closed form with
 :math:`W = k`), the step reads :math:`\\min(c, kT)` latent entries, and the lightning
@@ -204,7 +205,9 @@ def _linear_projection_terms(m: Any) -> tuple[float, float, float, float]:
     dv = la.num_v_heads * la.head_v_dim
     p_all = linear_attention_params_per_layer(m)
     p_out = float(dv * h)
-    proj_out = 2 * la.num_k_heads * la.head_k_dim + 2 * dv + 2 * la.num_v_heads
+    dk = la.num_k_heads * la.head_k_dim
+    # in_proj's outputs: q, k, v, z and beta, alpha (Gated DeltaNet); z, x, B, C, dt (Mamba-2)
+    proj_out = 2 * dk + 2 * dv + (1 if la.kind == "mamba2" else 2) * la.num_v_heads
     return p_all - p_out, p_out, float(h + proj_out), float(dv + h)
 
 
@@ -262,10 +265,11 @@ def _pairs_and_reads(a: Any, kind: str, win: float, c: Any, T: Any) -> tuple[Any
 
 
 def _linear_core(dep: Deployment, s: _Step) -> tuple[Any, Any, Any]:
-    """Gated DeltaNet recurrence of all linear layers: (FLOPs, state bytes, io bytes).
+    """The recurrence of all linear layers: (FLOPs, state bytes, io bytes).
 
     FLOPs :math:`N L_{lin}` times
-    :func:`~tokenomics.physics.formulas.gdn_flops_per_token_per_layer`; each sequence's fixed
+    :func:`~tokenomics.physics.formulas.gdn_flops_per_token_per_layer` (Gated DeltaNet) or
+    :func:`~tokenomics.physics.formulas.mamba2_flops_per_token_per_layer`; each sequence's fixed
     state read once and written once per step, :math:`2 B S`; q/k/v in and the output out.
     """
     m = dep.model
@@ -273,8 +277,9 @@ def _linear_core(dep: Deployment, s: _Step) -> tuple[Any, Any, Any]:
     if la is None or not m.num_linear_layers:
         return s.zero, s.zero, s.zero
     Ll = m.num_linear_layers
-    f_tok = F.gdn_flops_per_token_per_layer(la.num_k_heads, la.num_v_heads, la.head_k_dim,
-                                            la.head_v_dim, la.conv_kernel)
+    law = (F.mamba2_flops_per_token_per_layer if la.kind == "mamba2"
+           else F.gdn_flops_per_token_per_layer)
+    f_tok = law(la.num_k_heads, la.num_v_heads, la.head_k_dim, la.head_v_dim, la.conv_kernel)
     state = linear_state_bytes_per_sequence(m, dep.act_dtype) * dep.kv_replication
     act = bytes_per_element(dep.act_dtype)
     io = (2 * la.num_k_heads * la.head_k_dim + 2 * la.num_v_heads * la.head_v_dim) * act
