@@ -170,3 +170,14 @@ def test_mistral_small_3_1_text_model_by_hand():
     vision = 24 * (4 * 1024**2 + 3 * 1024 * 4096)
     assert total < 24e9 < total + vision + 0.1e9
     assert tk.kv_bytes_per_token(m) == 40 * 8 * 256 * 2
+
+
+def test_glm_47_config_is_zai_s_own_file():
+    # hf-glm-4.7-config (zai-org/GLM-4.7 refs/pr/49): 92 layers, 96 q / 8 kv heads of 128,
+    # 160 experts of 1536 top-8 + 1 shared after 3 dense layers of 12288, 202,752 context
+    m = tk.model("glm-4.7")
+    assert m.sources["config"] == "hf-glm-4.7-config"
+    c = m.config
+    assert c["transformers_version"] == "4.54.0" and c["max_position_embeddings"] == 202_752
+    assert (m.num_layers, m.attention.num_q_heads, m.attention.num_kv_heads,
+            m.moe.num_experts, m.moe.top_k, m.num_dense_layers) == (92, 96, 8, 160, 8, 3)
