@@ -50,7 +50,7 @@ def test_bound_is_pure_roofline():
 def test_malformed_measurement_file(tmp_path):
     p = tmp_path / "m.toml"
     p.write_text('[[row]]\nid = "X"\nmetric = "speed"\n')
-    with pytest.raises(tk.CatalogError, match=r"row\[0\] \(X\): missing field"):
+    with pytest.raises(tk.CatalogError, match=r"field row\[0\]\.source: required key is missing"):
         load_measurements(p)
 
 

@@ -68,11 +68,18 @@ def test_model_file_duplicate_id_is_caught(tmp_path):
 
 
 MEASURED = [
-    ("wrong type", ("measured = 3065.6", 'measured = "fast"'), "field measured"),
-    ("negative", ("measured = 3065.6", "measured = -3065.6"), "field measured"),
-    ("absurd", ("measured = 3065.6", "measured = 3e30"), "field measured"),
+    ("wrong type", ("measured = 3065.6", 'measured = "fast"'), r"field row\[0\]\.measured"),
+    ("negative", ("measured = 3065.6", "measured = -3065.6"), r"field row\[0\]\.measured"),
+    ("absurd", ("measured = 3065.6", "measured = 3e30"), r"field row\[0\]\.measured"),
     ("missing field", ('metric = "tokens_per_s_per_device"\nmeasured = 3065.6',
-                       "measured = 3065.6"), "missing field"),
+                       "measured = 3065.6"), r"field row\[0\]\.metric: required key"),
+    # issue 25: the schema engine now reads this file; each was accepted before
+    ("fractional degree", ("tp = 2\n", "tp = 2.5\n"), r"field row\[0\]\.tp: must be a whole"),
+    ("text degree", ("tp = 2\n", 'tp = "two"\n'), r"field row\[0\]\.tp"),
+    ("unknown format", ('weight_dtype = "fp8"', 'weight_dtype = "fp9"'),
+     r"field row\[0\]\.weight_dtype"),
+    ("flag as text", ('id = "B01"', 'id = "B01"\nreserved = "yes"'),
+     r"field row\[0\]\.reserved: must be true or false"),
     ("duplicate id", ('id = "B02"', 'id = "B01"'), "appears twice"),
     ("bad TOML", ('id = "B01"', 'id = "B01'), "not valid TOML"),
     ("bad encoding", b'id = "\xff"\n', "not UTF-8"),

@@ -30,18 +30,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tokenomics.core.errors import CatalogError, TokenomicsError
-from tokenomics.data.catalog import catalog_dir, hardware, model, read_toml
+from tokenomics.core.dtypes import dtype
+from tokenomics.core.errors import CatalogError, TokenomicsError, UnknownEntryError
+from tokenomics.data.catalog import catalog_dir, hardware, model
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.schema import MEASUREMENTS, read_entries
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.memory import max_batch
 from tokenomics.physics.step import decode, prefill
 
-_METRICS = ("tokens_per_s_per_device", "tokens_per_s_per_user")
-_REQUIRED = ("id", "source", "model", "hardware", "tp", "weight_dtype", "kv_dtype",
-             "compute_dtype", "metric", "measured", "output_tokens")
-_OPTIONAL = ("pp", "ep", "dp_attention", "input_tokens", "batch", "note", "calibrate",
-             "calibrate_note", "reserved")
+# The file's fields, kinds and ranges are declared once, in tokenomics.data.schema.MEASUREMENTS.
 
 
 @dataclass(frozen=True)
@@ -105,30 +103,18 @@ def load_measurements(path: str | Path | None = None, *, include_reserved: bool 
     if path is not None and not isinstance(path, (str, Path)):
         raise CatalogError(f"load_measurements: path must be a file path, got {path!r}")
     p = Path(path) if path else catalog_dir("measurements") / "measured.toml"
-    data = read_toml(p)
-    if not isinstance(data.get("row"), list) or not data["row"]:
-        # an empty (or truncated) file would check nothing and pass every bound test
-        raise CatalogError(f"{p}: field row: the file holds no [[row]] measurements; give at "
-                           f"least one (see measurements/measured.toml)")
-    rows = []
-    for i, r in enumerate(data["row"]):
-        where = f"{p}: row[{i}] ({r.get('id', '?')})"
-        unknown = set(r) - set(_REQUIRED) - set(_OPTIONAL)
-        if unknown:
-            raise CatalogError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
-        missing = [k for k in _REQUIRED if k not in r]
-        if missing:
-            raise CatalogError(f"{where}: missing field(s) {', '.join(missing)}")
-        if r["metric"] not in _METRICS:
-            raise CatalogError(f"{where}: metric {r['metric']!r} is not one of "
-                               f"{', '.join(_METRICS)}")
-        v = r["measured"]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1e9:
-            raise CatalogError(f"{where}: field measured: must be a speed in (0, 1e9) "
-                               f"token/s, got {v!r}")
-        if r["id"] in {m.id for m in rows}:
-            raise CatalogError(f"{where}: field id: {r['id']!r} appears twice")
-        m = Measurement(**r)
+    rows: list[Measurement] = []
+    for i, v in enumerate(read_entries(MEASUREMENTS, p, {})):
+        where = f"{p}: field row[{i}]"
+        for k in ("weight_dtype", "kv_dtype", "compute_dtype"):
+            try:
+                dtype(v[k])
+            except UnknownEntryError as exc:
+                raise CatalogError(f"{where}.{k}: {exc}") from None
+        if v["id"] in {m.id for m in rows}:
+            raise CatalogError(f"{where}.id: {v['id']!r} appears twice")
+        m = Measurement(**{f.name: v[f.name] for f in MEASUREMENTS.fields
+                           if v[f.name] is not None})
         if include_reserved or not m.reserved:
             rows.append(m)
     return rows

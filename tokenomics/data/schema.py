@@ -9,7 +9,7 @@ it means. :func:`read_entries` checks one file against its schema and names
 file, entry and field in every :class:`~tokenomics.core.errors.CatalogError`; cross-field
 rules are functions of the parsed entry (:attr:`Schema.rules`). :data:`SCHEMAS` holds the
 kinds that use it (the request journey's budgets, the cost-of-ownership defaults, the API
-prices, a KV tier and the retention default); the loaders of those kinds, ``python -m
+prices, a KV tier, the retention default and the bound-check measurements); the loaders of those kinds, ``python -m
 tokenomics.surfaces.validate`` and the schema page (:func:`schema_markdown`, in
 ``docs/catalog-schema.md``) all read these declarations, so a field's unit, range and meaning
 are written in one place.
@@ -35,8 +35,10 @@ from tokenomics.core.errors import CatalogError
 from tokenomics.data.catalog import Source, read_toml, sourced_quantity
 
 #: What a field may hold: a sourced quantity, a quantity or ``"not published"``, a text, one
-#: of a fixed set of words, a whole number.
-FIELD_KINDS = ("quantity", "quantity_or_unpublished", "text", "choice", "count")
+#: of a fixed set of words, a whole number, a plain number (in the field's unit, for files
+#: whose rows cite one source each), true/false.
+FIELD_KINDS = ("quantity", "quantity_or_unpublished", "text", "choice", "count", "number",
+               "flag")
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,31 @@ def _fail(path: Path, where: str) -> Callable[[str, str], CatalogError]:
     return fail
 
 
+#: Field kinds held as plain TOML values (no {value, unit, source} table).
+_PLAIN = ("text", "choice", "count", "number", "flag")
+
+
+def _plain_value(f: Field, v: Any, fail: Callable[[str, str], CatalogError]) -> Any:
+    """A text, choice, whole number, number or flag checked against its field."""
+    if f.kind in ("text", "choice"):
+        if not isinstance(v, str):
+            raise fail(f.name, f"must be a string, got {v!r}")
+        if f.kind == "choice" and v not in f.words:
+            raise fail(f.name, f"{v!r} is not one of {', '.join(f.words)}")
+        return v
+    if f.kind == "flag":
+        if not isinstance(v, bool):
+            raise fail(f.name, f"must be true or false, got {v!r}")
+        return v
+    whole = f.kind == "count"
+    if isinstance(v, bool) or not isinstance(v, (int,) if whole else (int, float)) \
+            or not math.isfinite(v) or not f.lo <= v <= f.hi:
+        what = "a whole number" if whole else "a number"
+        raise fail(f.name, f"must be {what} from {f.lo:g} to {f.hi:g}"
+                           f"{' ' + f.unit if f.unit and f.unit != 'count' else ''}, got {v!r}")
+    return v
+
+
 def check_entry(schema: Schema, raw: Any, path: Path, where: str,
                 sources: Mapping[str, Source]) -> dict[str, Any]:
     """One entry checked against its schema: field -> value (quantities in their unit, None
@@ -150,17 +177,8 @@ def check_entry(schema: Schema, raw: Any, path: Path, where: str,
             out[f.name] = None
             continue
         v = raw[f.name]
-        if f.kind in ("text", "choice"):
-            if not isinstance(v, str):
-                raise fail(f.name, f"must be a string, got {v!r}")
-            if f.kind == "choice" and v not in f.words:
-                raise fail(f.name, f"{v!r} is not one of {', '.join(f.words)}")
-            out[f.name] = v
-            continue
-        if f.kind == "count":
-            if isinstance(v, bool) or not isinstance(v, int) or not f.lo <= v <= f.hi:
-                raise fail(f.name, f"must be a whole number from {f.lo:g}, got {v!r}")
-            out[f.name] = v
+        if f.kind in _PLAIN:
+            out[f.name] = _plain_value(f, v, fail)
             continue
         if f.kind == "quantity_or_unpublished" and v == "not published":
             out[f.name] = None
@@ -333,8 +351,44 @@ RETENTION = Schema(
     ), meaning="the retention policy's default ([retention] of kv_tiers.toml)")
 
 #: The file kinds read through this engine, by name.
+def _counts(*names: str, required: bool = True, hi: float = 1e7,
+            what: str = "") -> tuple[Field, ...]:
+    return tuple(Field(n, kind="count", unit="count", lo=1, hi=hi, required=required,
+                       meaning=what or n) for n in names)
+
+
+#: ``measurements/measured.toml``: published measurements against the roofline bound, one
+#: ``[[row]]`` each, each citing its source (tokenomics.calibration.measurements).
+MEASUREMENTS = Schema(
+    "measurements", "measurements/measured.toml", (
+        Field("id", kind="text", meaning="row id (those of shared/reference/calibration.csv)"),
+        Field("source", kind="text", meaning="where the figure is published (file, table)"),
+        Field("model", kind="text", meaning="catalog model id or alias"),
+        Field("hardware", kind="text", meaning="catalog hardware id or alias"),
+        *_counts("tp", hi=4096, what="tensor-parallel degree"),
+        *_counts("pp", "ep", "dp_attention", required=False, hi=4096,
+                 what="pipeline / expert / attention data-parallel degree (default 1)"),
+        Field("weight_dtype", kind="text", meaning="weight format (a tk.formats() name)"),
+        Field("kv_dtype", kind="text", meaning="KV-cache format"),
+        Field("compute_dtype", kind="text", meaning="format the GEMMs run in"),
+        Field("metric", kind="choice", words=("tokens_per_s_per_device", "tokens_per_s_per_user"),
+              meaning="output tokens per second per device, or per user (1 / TPOT)"),
+        Field("measured", kind="number", unit="token/s", lo=1e-6, hi=1e9,
+              meaning="the published speed"),
+        *_counts("output_tokens", what="mean output tokens per request"),
+        *_counts("input_tokens", "batch", required=False,
+                 what="mean input tokens / the engine's batch, where published"),
+        Field("note", kind="text", required=False, meaning="anything a reader should know"),
+        Field("calibrate", kind="flag", required=False,
+              meaning="used by the calibration (default true)"),
+        Field("calibrate_note", kind="text", required=False, meaning="why not, when false"),
+        Field("reserved", kind="flag", required=False,
+              meaning="held out for independent validation (MLPerf v5.1 and later)"),
+    ), array="row", meaning="published measurements against the roofline bound",
+    min_entries=1)
+
 SCHEMAS: dict[str, Schema] = {s.kind: s for s in (JOURNEY, ASSUMPTIONS, API_PRICES, KV_TIER,
-                                                  RETENTION)}
+                                                  RETENTION, MEASUREMENTS)}
 
 
 def _cell(x: Any) -> str:
@@ -349,10 +403,11 @@ def schema_markdown() -> str:
         out += [f"### `{s.file}`: {s.meaning} ({head})", "",
                 "| field | holds | unit | range | required | meaning |", "|---|---|---|---|---|---|"]
         for f in s.fields:
-            rng = "" if f.kind in ("text", "choice") else f"{f.lo:g} to {f.hi:g}"
+            rng = "" if f.kind in ("text", "choice", "flag") else f"{f.lo:g} to {f.hi:g}"
             holds = {"quantity": "{value, unit, source}",
                      "quantity_or_unpublished": "{value, unit, source} or \"not published\"",
-                     "text": "string", "count": "whole number",
+                     "text": "string", "count": "whole number", "number": "number",
+                     "flag": "true or false",
                      "choice": " or ".join(f'"{w}"' for w in f.words)}[f.kind]
             if f.words and f.kind == "quantity":
                 holds += " or " + " or ".join(f'"{w}"' for w in f.words)
