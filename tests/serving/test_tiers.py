@@ -166,7 +166,7 @@ def test_tier_validation():
     ('capacity_per = "node"\ngpus_per_node = 8\n', 'capacity_per = "node"\n',
      r"field tiers\.dram\.gpus_per_node: required when capacity_per = 'node'"),
     ('gpus_per_node = 8', 'gpus_per_node = 0',
-     r"field tiers\.dram\.gpus_per_node: must be a whole number from 1, got 0"),
+     r"field tiers\.dram\.gpus_per_node: must be a whole number from 1 to 1e\+06, got 0"),
     ('capacity = "unbounded"', 'capacity = "plenty"',
      r"field tiers\.network\.capacity: string 'plenty' is not allowed; use a "
      r"\{value, unit, source\} table or 'unbounded'"),

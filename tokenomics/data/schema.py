@@ -141,7 +141,8 @@ def _plain_value(f: Field, v: Any, fail: Callable[[str, str], CatalogError]) -> 
     if isinstance(v, bool) or not isinstance(v, (int,) if whole else (int, float)) \
             or not math.isfinite(v) or not f.lo <= v <= f.hi:
         what = "a whole number" if whole else "a number"
-        raise fail(f.name, f"must be {what} from {f.lo:g} to {f.hi:g}"
+        top = f" to {f.hi:g}" if math.isfinite(f.hi) else ""
+        raise fail(f.name, f"must be {what} from {f.lo:g}{top}"
                            f"{' ' + f.unit if f.unit and f.unit != 'count' else ''}, got {v!r}")
     return v
 
