@@ -36,7 +36,10 @@ default :data:`REPAIR_HOURS` is an assumption, labelled as such).
 References
 ----------
 .. [1] Llama Team, AI @ Meta, "The Llama 3 Herd of Models", arXiv:2407.21783, 2024,
-   section 3.3.4 and Table 5 (466 job interruptions in 54 days, 419 unexpected, 16,384 GPUs).
+   section 3.3.4 and Table 5 (466 job interruptions in 54 days, 47 planned and 419
+   unexpected, on "up to 16K" H100 GPUs: 16,384 as press reports of the paper give it; faulty
+   GPUs 148, HBM3 72). The table's printed shares (30.1% for 148) do not divide by 419; the
+   rate here uses the counts.
 .. [2] R. Billinton, R. N. Allan, "Reliability Evaluation of Engineering Systems", 2nd ed.,
    Plenum, 1992, ch. 9 (availability of a repairable component; k-out-of-n systems).
 """
