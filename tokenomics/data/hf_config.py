@@ -660,10 +660,7 @@ def _nemotron_h(r: _Reader, top: Mapping[str, Any], id: str | None,  # noqa: A00
                            f"out) is not modelled yet; the reader would miscount the experts")
     n, h = len(layers), r.int("hidden_size")
     nq, nkv = _heads(r, r.where)
-    bias = bool(top.get("attention_bias", False))
-    att = Attention(kind="MHA" if nkv == nq else ("MQA" if nkv == 1 else "GQA"),
-                    num_q_heads=nq, num_kv_heads=nkv, head_dim=_head_dim(r, top, h, nq),
-                    v_head_dim=_head_dim(r, top, h, nq), qkv_bias=bias, o_bias=bias)
+    att = _attention(r, top, "nemotron_h", h, nq, nkv)     # plain GQA, biases as stated
     ssm = str(top.get("mamba_ssm_cache_dtype", "")).replace("float32", "fp32")
     lin = LinearAttention(
         num_k_heads=r.int("n_groups"), num_v_heads=r.int("mamba_num_heads"),
