@@ -57,19 +57,41 @@ def test_a_lone_request_pays_its_own_prefill_only(rate):
     assert r.sharing_mean_s >= 0.0          # a difference of means, never negative by rounding
 
 
-@pytest.mark.parametrize("dep, inp, out", [(D8, 2048, 256), (D70, 1024, 512)])
-@pytest.mark.parametrize("load", [0.5, 0.8])
-def test_it_agrees_with_the_simulation_of_the_same_replica(dep, inp, out, load):
+def _simulated_ttft(dep, inp, out, rate, seeds, steps):
+    """TTFTs of ``seeds`` independent simulations of the replica, each past its start-up."""
+    runs = []
+    for seed in range(seeds):
+        t = np.asarray(tk.simulate_serving(dep, rate, inp, out, steps=steps, seed=seed).ttft_s)
+        runs.append(t[len(t) // 4:])
+    return np.concatenate(runs)
+
+
+_NEAR_CAPACITY_8B = pytest.mark.xfail(strict=True, reason=(
+    "issue 28: at 95% of steady_state's capacity the 8B replica's simulated p99 is 3x the "
+    "chain's (pooled over 10 seeds: 2.6 s against 0.82 s; p50 and the 70B case agree). The "
+    "simulation's naive gate preempts when lognormal outputs overfill the KV (107 preemptions "
+    "in 30,000 overloaded steps), so it saturates at 97.4% of the chain's capacity (70B: "
+    "99.6%): 95% offered is 97.6% of its own, where the wait grows as 1 / (1 - rho)."))
+
+
+@pytest.mark.parametrize("dep, inp, out", [(D8, 2048, 256), (D70, 1024, 512)],
+                         ids=["8b-1xh100", "70b-4xh100"])
+@pytest.mark.parametrize("load, seeds, steps", [(0.5, 8, 20_000), (0.8, 8, 20_000),
+                                                (0.95, 10, 40_000)], ids=["50%", "80%", "95%"])
+def test_it_agrees_with_the_simulation_of_the_same_replica(dep, inp, out, load, seeds, steps,
+                                                           request):
     # Issue 28: the journey's M/D/1 replica gave 3.3x simulate_serving's p99 at 80% load.
     # The chain and the step-by-step simulation (Poisson arrivals, lognormal outputs, the
-    # same step engine and token budget) agree: median within 10%, 99th percentile within
-    # 20% (the simulation's p99 is itself a sample of a few thousand requests).
+    # same step engine and token budget), pooled over independent seeds (one run's p99 at
+    # 95% load spans 0.27-1.34 s over 20 seeds for the 70B): median, 99th percentile and
+    # mean within 10% (the issue's band) from 50% to 95% of the replica's capacity.
+    if dep is D8 and load == 0.95:
+        request.applymarker(_NEAR_CAPACITY_8B)
     mu = float(tk.steady_state(dep, "max", inp, out).requests_per_s)
     r = replica_ttft(dep, inp, out, load * mu)
-    tr = tk.simulate_serving(dep, load * mu, inp, out, steps=20_000, seed=0)
-    sim = np.asarray(tr.ttft_s)[len(tr.ttft_s) // 4:]          # past the start-up
+    sim = _simulated_ttft(dep, inp, out, load * mu, seeds, steps)
     assert r.p50_s == pytest.approx(np.percentile(sim, 50), rel=0.10)
-    assert r.p99_s == pytest.approx(np.percentile(sim, 99), rel=0.20)
+    assert r.p99_s == pytest.approx(np.percentile(sim, 99), rel=0.10)
     assert r.mean_s == pytest.approx(sim.mean(), rel=0.10)
 
 
