@@ -381,11 +381,26 @@ def test_pcie_gen3_exposes_more_communication_than_nvlink_2():
     ("h20", 97_871, "github-code-h20-smi"),
     # nvidia-smi memory.total: 'NVIDIA GB200 ... 0MiB / 189471MiB' (github-code-gb200-smi)
     ("gb200", 189_471, "github-code-gb200-smi"),
+    # rocm-smi: 'VRAM Total Memory (B): 206141652992' = 196,592 MiB (github-code-mi300x-rocmsmi)
+    ("mi300x", 196_592, "github-code-mi300x-rocmsmi"),
+    # amd-smi Mem-Usage: '283/262128 MB', amd-smi's MB being MiB (github-code-mi325x-amdsmi)
+    ("mi325x", 262_128, "github-code-mi325x-amdsmi"),
+    # rocm-smi: 309,220,868,096 B = 294,896 MiB; amd-smi '283/294896 MB' (github-code-mi355x-rocmsmi)
+    ("mi355x", 294_896, "github-code-mi355x-rocmsmi"),
 ])
 def test_driver_visible_memory_is_the_driver_report(hw_id, mib, source):
     hw = tk.hardware(hw_id)
     assert hw.mem_visible_bytes == mib * 2**20
     assert hw.sources["memory.visible"] == source
+
+
+def test_amd_instinct_drivers_keep_16_mib_of_the_binary_capacity():
+    # rocm-smi / amd-smi on MI300X, MI325X and MI355X report 192, 256 and 288 GiB less 16 MiB:
+    # AMD's '192 GB' ... '288 GB' are binary, as the ROCm specifications table's 'VRAM (GiB)'.
+    for hw_id, gib in (("mi300x", 192), ("mi325x", 256), ("mi355x", 288)):
+        hw = tk.hardware(hw_id)
+        assert hw.mem_capacity_bytes == gib * 2**30
+        assert hw.mem_capacity_bytes - hw.mem_visible_bytes == 16 * 2**20
 
 
 def test_gaudi_capacity_is_binary_as_hl_smi_reports():
