@@ -154,16 +154,39 @@ def _write(tmp_path, rows):
 
 @pytest.mark.parametrize("edit, match", [
     ({"measured": "fast"}, r"row 2 \(P001\): field measured: 'fast' is not valid"),
-    ({"measured": "-3"}, "field measured: must be a positive number"),
+    ({"measured": "-3"}, "field measured: must be a number from 1e-09 to 1e[+]09"),
     ({"metric": "tokens"}, "field metric: 'tokens' is not one of"),
     ({"tp": "two"}, "field tp: 'two' is not valid"),
     ({"reserved": "yes"}, "field reserved: 'yes' is not valid"),
-    ({"requests": "-5"}, "field requests: must be the run's request count"),
+    ({"requests": "-5"}, "field requests: must be a whole number from 0 to 1e[+]08"),
     ({"requests": "1.5e3"}, "field requests: '1.5e3' is not valid"),
+    # issue 25: the schema engine (tokenomics.data.schema.CORPUS) also refuses these
+    ({"tp": "2.5"}, "field tp: '2.5' is not valid"),
+    ({"tp": "0"}, "field tp: must be a whole number from 1 to 4096"),
+    ({"attn_dp": "2"}, "field attn_dp: must be a whole number from 0 to 1"),
+    ({"comm_overlap": "1.5"}, "field comm_overlap: must be a number from 0 to 1"),
+    ({"trust": "certain"}, "field trust: 'certain' is not one of high, medium, low"),
+    ({"pool": "both"}, "field pool: 'both' is not one of colocated, decode, prefill"),
+    ({"unit": "tok/min"}, "field unit: 'tok/min' is not one of tok/s, s"),
+    ({"engine": ""}, "field engine: empty"),
+    ({"workload": "sharegpt"}, "field workload: 'sharegpt' is not a bundled workload"),
+    ({"kv_dtype": "fp5"}, "field kv_dtype: "),
 ])
 def test_corrupt_rows_are_named(tmp_path, edit, match):
     with pytest.raises(tk.CatalogError, match=match):
         load_corpus(_write(tmp_path, [edit]))
+
+
+def test_a_missing_required_column_is_named(tmp_path):
+    src = list(csv.DictReader(corpus_path().open()))
+    p = tmp_path / "corpus.csv"
+    with p.open("w", newline="") as fh:
+        cols = [c for c in src[0] if c != "trust"]
+        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        w.writerow(src[0])
+    with pytest.raises(tk.CatalogError, match=r"row 2 \(P001\): field trust: missing"):
+        load_corpus(p)
 
 
 def test_duplicate_ids_and_missing_files_are_named(tmp_path):

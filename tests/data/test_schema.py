@@ -13,6 +13,9 @@ from tokenomics.data.schema import (
     ASSUMPTIONS,
     JOURNEY,
     SCHEMAS,
+    Field,
+    Schema,
+    check_record,
     read_entries,
     schema_markdown,
 )
@@ -99,3 +102,35 @@ def test_the_schema_page_holds_the_declarations():
     for s in SCHEMAS.values():
         for f in s.fields:
             assert f"| `{f.name}` |" in block
+
+
+# ------------------------------------------------------------------ CSV records (the corpus)
+_CSV = Schema("t", "t.csv", (
+    Field("n", kind="count", unit="count", lo=1, hi=8),
+    Field("x", kind="number", lo=0.0, hi=1.0),
+    Field("ok", kind="flag"),
+    Field("w", kind="choice", words=("a", "b")),
+    Field("opt", kind="count", unit="count", lo=0, hi=9, required=False),
+), array="row")
+
+
+def test_a_csv_record_is_typed_by_its_fields():
+    v = check_record(_CSV, {"n": " 3 ", "x": "0.25", "ok": "False", "w": "b"}, Path("t.csv"),
+                     "row 2")
+    assert (v["n"], v["x"], v["ok"], v["w"], v["opt"]) == (3, 0.25, False, "b", None)
+    assert type(v["n"]) is int
+
+
+@pytest.mark.parametrize("edit, match", [
+    ({"n": "3.0"}, "row 2: field n: '3.0' is not valid"),          # a count is whole
+    ({"n": "9"}, "field n: must be a whole number from 1 to 8"),
+    ({"x": "nan"}, "field x: must be a number from 0 to 1"),       # no NaN gets through
+    ({"ok": "true"}, "field ok: 'true' is not valid [(]write True or False[)]"),
+    ({"w": "c"}, "field w: 'c' is not one of a, b"),
+    ({"n": None}, "field n: missing"),
+])
+def test_a_bad_csv_cell_is_named_by_row_and_field(edit, match):
+    rec = {"n": "3", "x": "0.5", "ok": "True", "w": "a", **edit}
+    rec = {k: v for k, v in rec.items() if v is not None}
+    with pytest.raises(tk.CatalogError, match=match):
+        check_record(_CSV, rec, Path("t.csv"), "row 2")

@@ -16,7 +16,9 @@ products run at where the row states it (TensorRT-LLM runs that checkpoint W4A8,
 MXFP8, on Blackwell: at the FP8 rate, not the FP4 one; W4A16 on Hopper), and the optional
 integer ``requests``, the size of a finite benchmark run where the source states it
 (trtllm-bench's dataset of ``$num_requests``: 3,000 requests at 1,000/1,000, 1,000 at
-20,000/2,000; 0 or absent: not a finite run, or not stated).
+20,000/2,000; 0 or absent: not a finite run, or not stated). Each column's kind, range and
+allowed words are declared once, in :data:`tokenomics.data.schema.CORPUS`, and checked row by
+row by :func:`tokenomics.data.schema.check_record` (the schema page lists them).
 
 Notes
 -----
@@ -73,6 +75,7 @@ from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import catalog_dir
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.lengths import RequestLengths, request_lengths
+from tokenomics.data.schema import CORPUS, check_record
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import operator_times
 from tokenomics.physics.memory import max_batch, weight_bytes_per_device
@@ -81,11 +84,10 @@ from tokenomics.physics.step import prefill
 from tokenomics.serving.steady import pipeline_microbatches, steady_state, steady_state_over
 
 #: Corpus metric -> what it measures: a speed (higher is faster) or a time.
-METRICS = {"offline_tok_s_per_device": "speed", "fixed_isl_osl_tok_s_per_device": "speed",
-           "prefill_tok_s_per_device": "speed", "server_tpot_at_concurrency": "time",
-           "ttft_s": "time"}
+METRICS = {m: "time" if m in ("server_tpot_at_concurrency", "ttft_s") else "speed"
+           for m in CORPUS.get("metric").words}
 #: Where a row's steps run: a colocated replica, or one pool of a disaggregated deployment.
-POOLS = ("colocated", "decode", "prefill")
+POOLS = CORPUS.get("pool").words
 #: The groupings of the grouped cross-validation: the source family (MLPerf, the TensorRT-LLM
 #: tables, ML.ENERGY, InferenceMAX...), the serving stack (vendor and engine), the hardware
 #: family and the model family.
@@ -93,15 +95,6 @@ GROUPINGS = ("source_family", "stack", "hardware_family", "model_family")
 #: Fraction of the memory the weights leave free that the forecast gives the KV cache
 #: (TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction``, 0.90-0.95 in the published runs).
 MEMORY_FRACTION = 0.9
-_INT = ("devices", "tp", "pp", "ep", "attn_dp", "redundant_experts", "isl", "osl",
-        "batch_per_device", "runtime_max_batch", "runtime_max_num_tokens", "requests")
-_BOOL = ("isl_assumed", "reserved", "fitted")
-_FLOAT = ("measured", "comm_overlap")
-#: Columns a corpus may leave out (empty: derived): the routed experts' storage format where it
-#: differs from ``weight_dtype`` (gpt-oss's checkpoint: BF16 dense layers, MXFP4 experts) and
-#: the format the matrix products run at where the row states it (TensorRT-LLM runs that
-#: checkpoint W4A8, MXFP4 x MXFP8, on Blackwell and W4A16 on Hopper).
-_OPTIONAL = ("expert_dtype", "compute_dtype", "requests")
 _COMPUTE = {"fp8": "fp8", "nvfp4": "nvfp4", "bf16": "bf16", "fp16": "fp16", "int8": "int8"}
 
 
@@ -217,68 +210,12 @@ def replace_lengths(d: RequestLengths, row: CorpusRow) -> RequestLengths:
                               d.output_weights, d.source)
 
 
-def _parse(raw: dict[str, str], where: str) -> CorpusRow:
-    """One CSV record as a :class:`CorpusRow`; errors name the file, row and field."""
-    row = CorpusRow(**_values(raw, where))
-    _check_row(row, where)
-    return row
-
-
-def _values(raw: dict[str, str], where: str) -> dict[str, Any]:
-    """The record's fields, each converted to its column's type."""
-    vals: dict[str, Any] = {}
-    for f in fields(CorpusRow):
-        if f.name in _OPTIONAL and raw.get(f.name) is None:
-            continue                             # an older corpus without the column
-        if f.name not in raw or raw[f.name] is None:
-            raise CatalogError(f"{where}: field {f.name}: missing")
-        v = raw[f.name].strip()
-        try:
-            if f.name in _INT:
-                vals[f.name] = int(v)
-            elif f.name in _FLOAT:
-                vals[f.name] = float(v)
-            elif f.name in _BOOL:
-                if v not in ("True", "False"):
-                    raise ValueError("not True or False")
-                vals[f.name] = v == "True"
-            else:
-                vals[f.name] = v
-        except ValueError as exc:
-            raise CatalogError(f"{where}: field {f.name}: {v!r} is not valid ({exc})") from None
-    return vals
-
-
-def _check_row(row: CorpusRow, where: str) -> None:
-    """The rules across a row's fields: known formats, metric, pool, workload, engine."""
-    for name in ("weight_dtype", "kv_dtype", "expert_dtype", "compute_dtype"):
-        v = getattr(row, name)
-        if v or name in ("weight_dtype", "kv_dtype"):
-            try:
-                dtype(v)
-            except TokenomicsError as exc:
-                raise CatalogError(f"{where}: field {name}: {exc}") from None
-    if row.metric not in METRICS:
-        raise CatalogError(f"{where}: field metric: {row.metric!r} is not one of "
-                           f"{', '.join(METRICS)}")
-    if row.pool not in POOLS:
-        raise CatalogError(f"{where}: field pool: {row.pool!r} is not one of {', '.join(POOLS)}")
-    if row.workload:
-        try:
-            request_lengths(row.workload)
-        except TokenomicsError:
-            raise CatalogError(f"{where}: field workload: {row.workload!r} is not a bundled "
-                               f"workload (measurements/workloads.toml)") from None
-    if not row.engine:
-        raise CatalogError(f"{where}: field engine: empty; name the serving engine "
-                           f"(trtllm, vllm, sglang...)")
-    if row.requests < 0:
-        raise CatalogError(f"{where}: field requests: must be the run's request count, or 0 "
-                           f"where the run is not a finite batch of requests, got "
-                           f"{row.requests}")
-    if not (0 < row.measured < 1e9):
-        raise CatalogError(f"{where}: field measured: must be a positive number below 1e9 "
-                           f"(token/s or s), got {row.measured!r}")
+def _parse(raw: dict[str, str | None], path: Path, where: str) -> CorpusRow:
+    """One CSV record as a :class:`CorpusRow`, checked against
+    :data:`tokenomics.data.schema.CORPUS` (each column's kind, range and words, the formats,
+    the workload and the engine); errors name the file, row and field."""
+    vals = check_record(CORPUS, raw, path, where)
+    return CorpusRow(**{k: v for k, v in vals.items() if v is not None})
 
 
 def corpus_path() -> Path:
@@ -324,7 +261,7 @@ def load_corpus(path: str | Path | None = None, *, include_reserved: bool = Fals
                            f"one measurement row (see measurements/corpus.csv)")
     rows, seen = [], set()
     for i, raw in enumerate(records):
-        row = _parse(raw, f"{p}: row {i + 2} ({raw.get('id', '?')})")
+        row = _parse(raw, p, f"row {i + 2} ({raw.get('id', '?')})")
         if row.id in seen:
             raise CatalogError(f"{p}: row {i + 2}: field id: {row.id!r} appears twice")
         seen.add(row.id)

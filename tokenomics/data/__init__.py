@@ -80,6 +80,8 @@ _EXPORTS = {
     "ASSUMPTIONS": ".schema",
     "API_PRICES": ".schema",
     "check_entry": ".schema",
+    "check_record": ".schema",
+    "CORPUS": ".schema",
     "read_entries": ".schema",
     "schema_markdown": ".schema",
     "Deployment": ".deployment",

@@ -9,7 +9,8 @@ it means. :func:`read_entries` checks one file against its schema and names
 file, entry and field in every :class:`~tokenomics.core.errors.CatalogError`; cross-field
 rules are functions of the parsed entry (:attr:`Schema.rules`). :data:`SCHEMAS` holds the
 kinds that use it (the request journey's budgets, the cost-of-ownership defaults, the API
-prices, a KV tier, the retention default and the bound-check measurements); the loaders of those kinds, ``python -m
+prices, a KV tier, the retention default, the bound-check measurements and the calibration
+corpus, a CSV file read by :func:`check_record`); the loaders of those kinds, ``python -m
 tokenomics.surfaces.validate`` and the schema page (:func:`schema_markdown`, in
 ``docs/catalog-schema.md``) all read these declarations, so a field's unit, range and meaning
 are written in one place.
@@ -388,8 +389,152 @@ MEASUREMENTS = Schema(
     ), array="row", meaning="published measurements against the roofline bound",
     min_entries=1)
 
+
+def _count(name: str, lo: float, hi: float, meaning: str, required: bool = True) -> Field:
+    return Field(name, kind="count", unit="count", lo=lo, hi=hi, required=required,
+                 meaning=meaning)
+
+
+def _text(name: str, meaning: str, required: bool = True) -> Field:
+    return Field(name, kind="text", meaning=meaning, required=required)
+
+
+def _known_formats(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    from tokenomics.core.dtypes import dtype
+    from tokenomics.core.errors import TokenomicsError
+
+    for name in ("weight_dtype", "kv_dtype", "expert_dtype", "compute_dtype"):
+        x = v.get(name)
+        if x or name in ("weight_dtype", "kv_dtype"):
+            try:
+                dtype(x)
+            except TokenomicsError as exc:
+                raise fail(name, str(exc)) from None
+
+
+def _bundled_workload(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    from tokenomics.core.errors import TokenomicsError
+    from tokenomics.data.lengths import request_lengths
+
+    if v.get("workload"):
+        try:
+            request_lengths(v["workload"])
+        except TokenomicsError:
+            raise fail("workload", f"{v['workload']!r} is not a bundled workload "
+                                   f"(measurements/workloads.toml)") from None
+
+
+def _named_engine(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    if not v.get("engine"):
+        raise fail("engine", "empty; name the serving engine (trtllm, vllm, sglang...)")
+
+
+#: ``measurements/corpus.csv``: the calibration corpus, one published result a CSV row
+#: (tokenomics.calibration.corpus, whose module notes say how each row is forecast).
+CORPUS = Schema(
+    "corpus", "measurements/corpus.csv", (
+        _text("id", "row id, unique in the file"),
+        _text("model", "catalog model id or alias"),
+        _text("hardware", "catalog hardware id or alias"),
+        _count("devices", 1, 1e5, "devices of the published system"),
+        _count("tp", 1, 4096, "tensor-parallel degree of one replica"),
+        _count("pp", 1, 4096, "pipeline stages"),
+        _count("ep", 1, 4096, "expert-parallel degree (1: experts split by tp)"),
+        _count("attn_dp", 0, 1, "1: attention data-parallel over the tp ranks"),
+        _count("redundant_experts", 0, 4096, "extra expert copies (EPLB)"),
+        Field("comm_overlap", kind="number", lo=0.0, hi=1.0,
+              meaning="published share of communication hidden behind compute"),
+        Field("pool", kind="choice", words=("colocated", "decode", "prefill"),
+              meaning="a colocated replica or one pool of a disaggregated deployment"),
+        _text("weight_dtype", "weight format (a tk.formats() name)"),
+        _text("kv_dtype", "KV-cache format"),
+        _count("isl", 1, 1e7, "mean input tokens (assumed where isl_assumed)"),
+        _count("osl", 1, 1e7, "mean output tokens"),
+        _count("batch_per_device", 0, 1e7, "published concurrency or batch per device (0: "
+               "not published)"),
+        _count("runtime_max_batch", -1, 1e7, "the runtime's batch limit (0: none, -1: "
+               "trtllm-bench's own)"),
+        _count("runtime_max_num_tokens", 0, 1e8, "the runtime's tokens-per-step limit (0: none)"),
+        Field("metric", kind="choice", words=(
+            "offline_tok_s_per_device", "fixed_isl_osl_tok_s_per_device",
+            "prefill_tok_s_per_device", "server_tpot_at_concurrency", "ttft_s"),
+            meaning="what was measured (module notes of tokenomics.calibration.corpus)"),
+        Field("measured", kind="number", unit="token/s or s", lo=1e-9, hi=1e9,
+              meaning="the published value: token/s per device, or seconds"),
+        Field("unit", kind="choice", words=("tok/s", "s"), meaning="the value's unit"),
+        Field("isl_assumed", kind="flag", meaning="True where the mean input length is assumed"),
+        _text("source_family", "independent source family (a cross-validation group)"),
+        _text("engine", "serving engine (trtllm, vllm, sglang...)"),
+        _text("workload", "a bundled length distribution (measurements/workloads.toml) or "
+              "empty"),
+        _text("source_group", "source release (mlperf-v4.1...)"),
+        _text("hardware_family", "hardware family (a cross-validation group)"),
+        _text("model_family", "model family (a cross-validation group)"),
+        Field("reserved", kind="flag", meaning="held out for independent validation "
+              "(never fitted to or tested against)"),
+        Field("fitted", kind="flag", meaning="False: the row checks the bound only"),
+        Field("trust", kind="choice", words=("high", "medium", "low"),
+              meaning="how directly the figure is published"),
+        _text("assumptions", "what the row assumes"),
+        _text("source", "where it is published (repository@commit path, or URL)"),
+        _text("expert_dtype", "routed experts' storage where it differs from weight_dtype",
+              required=False),
+        _text("compute_dtype", "format the matrix products run at, where stated",
+              required=False),
+        _count("requests", 0, 1e8, "requests of a finite benchmark run (0: not finite or "
+               "not stated)", required=False),
+    ), array="row", rules=(_known_formats, _bundled_workload, _named_engine),
+    meaning="the calibration corpus, one published result a row (CSV: one column per field, "
+    "flags written True / False)", min_entries=1)
+
 SCHEMAS: dict[str, Schema] = {s.kind: s for s in (JOURNEY, ASSUMPTIONS, API_PRICES, KV_TIER,
-                                                  RETENTION, MEASUREMENTS)}
+                                                  RETENTION, MEASUREMENTS, CORPUS)}
+
+
+def _from_text(f: Field, v: str) -> Any:
+    """A CSV cell as the value its field's kind holds (raises ValueError)."""
+    if f.kind == "count":
+        return int(v)
+    if f.kind == "number":
+        return float(v)
+    if f.kind == "flag":
+        if v not in ("True", "False"):
+            raise ValueError("write True or False")
+        return v == "True"
+    return v
+
+
+def check_record(schema: Schema, raw: Mapping[str, str | None], path: Path, where: str
+                 ) -> dict[str, Any]:
+    """One CSV record (column -> text) checked against a schema of plain fields: field ->
+    value (None for an absent optional column; an empty optional text stays "").
+
+    Raises
+    ------
+    CatalogError
+        ``"<path>: <where>: field <name>: ..."``: a missing column, a cell that is not its
+        kind (``'two' is not valid``), out of range or not one of its words, a broken rule.
+    """
+    def fail(name: str, message: str) -> CatalogError:
+        return CatalogError(f"{path}: {where}: field {name}: {message}")
+
+    out: dict[str, Any] = {}
+    for f in schema.fields:
+        v = raw.get(f.name)
+        if v is None:
+            if f.required:
+                raise fail(f.name, "missing (the column is required)")
+            out[f.name] = None
+            continue
+        v = v.strip()
+        try:
+            typed = _from_text(f, v)
+        except ValueError as exc:
+            raise fail(f.name, f"{v!r} is not valid ({exc})") from None
+        out[f.name] = _plain_value(f, typed, fail)
+    for rule in schema.rules:
+        rule(out, fail)
+    return out
 
 
 def _cell(x: Any) -> str:
@@ -400,7 +545,8 @@ def schema_markdown() -> str:
     """The schema page's section: one table per kind of :data:`SCHEMAS` (generated)."""
     out = []
     for s in SCHEMAS.values():
-        head = f"[[{s.array}]] entries" if s.array else "a table"
+        head = ("one CSV row each" if s.file.endswith(".csv") else
+                f"[[{s.array}]] entries" if s.array else "a table")
         out += [f"### `{s.file}`: {s.meaning} ({head})", "",
                 "| field | holds | unit | range | required | meaning |", "|---|---|---|---|---|---|"]
         for f in s.fields:
