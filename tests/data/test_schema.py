@@ -134,3 +134,49 @@ def test_a_bad_csv_cell_is_named_by_row_and_field(edit, match):
     rec = {k: v for k, v in rec.items() if v is not None}
     with pytest.raises(tk.CatalogError, match=match):
         check_record(_CSV, rec, Path("t.csv"), "row 2")
+
+
+# ------------------------------------------------------------- nested tables (system files)
+_LINK = Schema("t", "t.toml", (
+    Field("link", unit="B/s", lo=1e8, hi=1e18, directed=True),
+    Field("chips", unit="count", lo=1, hi=100, whole=True),
+    Field("names", kind="texts", required=False),
+    Field("sub", kind="table", required=False, sub=Schema("sub", "", (
+        Field("n", kind="count", unit="count", lo=1, hi=4),))),
+))
+
+
+def _entry(tmp_path, **kw):
+    from tokenomics.data.schema import check_entry
+    raw = {"link": {"value": 1.8, "unit": "TB/s", "direction": "bidirectional",
+                    "source": "nvidia-dgx-b200-wiki"},
+           "chips": {"value": 4, "unit": "count", "source": "nvidia-dgx-b200-wiki"}, **kw}
+    return check_entry(_LINK, raw, tmp_path / "t.toml", "", tk.data.sources())
+
+
+def test_a_bidirectional_bandwidth_is_kept_per_direction_and_a_count_whole(tmp_path):
+    # 1.8 TB/s both ways = 0.9e12 B/s each way (NVLink 5's per-GPU figure, S40)
+    v = _entry(tmp_path, sub={"n": 2}, names=["a", "b"])
+    assert v["link"] == 0.9e12 and v["chips"] == 4 and type(v["chips"]) is int
+    assert v["sub"] == {"n": 2} and v["names"] == ["a", "b"]
+    assert v["_sources"] == {"link": "nvidia-dgx-b200-wiki", "chips": "nvidia-dgx-b200-wiki"}
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(chips={"value": 4.5, "unit": "count", "source": "nvidia-dgx-b200-wiki"}),
+     "field chips: must be a whole number, got 4.5"),
+    (dict(link={"value": 1.8, "unit": "TB/s", "source": "nvidia-dgx-b200-wiki"}),
+     "field link.direction: a bandwidth needs direction"),
+    (dict(sub={"n": 5}), "field sub.n: must be a whole number from 1 to 4"),
+    (dict(sub={"m": 1}), "field sub.m: unknown key"),
+    (dict(sub=3), "field sub: must be a table of n"),
+    (dict(names="a"), "field names: must be a list of non-empty strings"),
+])
+def test_nested_and_directed_fields_are_named_when_wrong(tmp_path, kw, match):
+    with pytest.raises(tk.CatalogError, match=match):
+        _entry(tmp_path, **kw)
+
+
+def test_a_table_field_needs_its_schema():
+    with pytest.raises(ValueError, match="sub-schema"):
+        Field("t", kind="table")

@@ -125,6 +125,23 @@ def _copy(tmp_path: Path, name: str) -> Path:
     ("hgx-h100.toml", 'note = "4 NVSwitch chips on the HGX H100 baseboard" }',
      'note = "" }\nbandwidth = { value = 1, unit = "TB/s", direction = "bidirectional", '
      'source = "textbookofai-nvlink" }', r"field switch.bandwidth: .* blocking"),
+    # issue 25: read by the schema engine (tokenomics.data.schema.SYSTEM), also these
+    ("gb200-nvl72.toml", 'value = 72, unit = "count"', 'value = 72.5, unit = "count"',
+     r"field devices: must be a whole number, got 72.5"),
+    ("gb200-nvl72.toml", "[scale_up]\n", "[scale_up]\ndomain_size = { value = 7.5, unit = "
+     "\"count\", source = \"aiwiki-gb200-nvl72\" }\n",
+     r"field scale_up.domain_size: must be a whole number, got 7.5"),
+    ("gb200-nvl72.toml", 'aliases = [', 'aliases = [3, ',
+     r"field aliases: must be a list of non-empty strings"),
+    ("gb200-nvl72.toml", 'vendor = "NVIDIA"', 'vendor = "  "', r"field vendor: must be a non-empty string"),
+    ("gb200-nvl72.toml", "[scale_up]\n", "[scale_up]\nlanes = 18\n",
+     r"field scale_up.lanes: unknown key; allowed keys here: name, topology"),
+    ("gb200-nvl72.toml", "[totals]\n", "[totals]\nfp64 = { value = 1, unit = \"PFLOP/s\", "
+     "source = \"aiwiki-gb200-nvl72\" }\n", r"field totals.fp64: unknown key"),
+    ("gb200-nvl72.toml", 'direction = "bidirectional", ', '',
+     r"field totals.scale_up_bandwidth.direction: a bandwidth needs direction"),
+    ("gb200-nvl72.toml", "schema = 1", "schema = 2",
+     r"field schema: must be a whole number from 1 to 1"),
 ])
 def test_corrupt_system_files_are_caught_by_field(tmp_path, name, old, new, match):
     p = _copy(tmp_path, name)

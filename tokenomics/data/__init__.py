@@ -82,6 +82,7 @@ _EXPORTS = {
     "check_entry": ".schema",
     "check_record": ".schema",
     "CORPUS": ".schema",
+    "SYSTEM": ".schema",
     "read_entries": ".schema",
     "schema_markdown": ".schema",
     "Deployment": ".deployment",

@@ -9,19 +9,21 @@ it means. :func:`read_entries` checks one file against its schema and names
 file, entry and field in every :class:`~tokenomics.core.errors.CatalogError`; cross-field
 rules are functions of the parsed entry (:attr:`Schema.rules`). :data:`SCHEMAS` holds the
 kinds that use it (the request journey's budgets, the cost-of-ownership defaults, the API
-prices, a KV tier, the retention default, the bound-check measurements and the calibration
-corpus, a CSV file read by :func:`check_record`); the loaders of those kinds, ``python -m
-tokenomics.surfaces.validate`` and the schema page (:func:`schema_markdown`, in
+prices, a KV tier, the retention default, the bound-check measurements, the calibration
+corpus (a CSV file, read by :func:`check_record`) and the system files); the loaders of those
+kinds, ``python -m tokenomics.surfaces.validate`` and the schema page (:func:`schema_markdown`, in
 ``docs/catalog-schema.md``) all read these declarations, so a field's unit, range and meaning
 are written in one place.
 
 Notes
 -----
-The hardware, model and system files keep their own loaders
-(:mod:`tokenomics.data.catalog`, :mod:`tokenomics.data.systems`): their fields nest (links
-with a direction, per-format peaks with a convention, a verbatim ``config.json``) and their
-rules span files (aliases, the bibliography, a system's totals against its device). They
-share this engine's quantity check, :func:`~tokenomics.data.catalog.sourced_quantity`.
+A system file (:data:`SYSTEM`) nests tables (``scale_up``, ``switch``, ``power``,
+``totals``: ``"table"`` fields with their own schema) and directed bandwidths; the rules that
+need another file (the device exists, whole scale-up domains, each total against ``devices
+x`` the device's figure) stay in :mod:`tokenomics.data.systems`. The hardware and model files
+keep their own loaders (:mod:`tokenomics.data.catalog`): per-format peaks with a sparsity
+convention, links by kind and a verbatim ``config.json`` reader. They share this engine's
+quantity check, :func:`~tokenomics.data.catalog.sourced_quantity`.
 """
 
 from __future__ import annotations
@@ -30,16 +32,18 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tokenomics.core.errors import CatalogError
 from tokenomics.data.catalog import Source, read_toml, sourced_quantity
+from tokenomics.data.specs import SCALE_UP_TOPOLOGIES
 
 #: What a field may hold: a sourced quantity, a quantity or ``"not published"``, a text, one
 #: of a fixed set of words, a whole number, a plain number (in the field's unit, for files
-#: whose rows cite one source each), true/false.
+#: whose rows cite one source each), true/false, a list of texts, a nested table (its own
+#: :class:`Schema`).
 FIELD_KINDS = ("quantity", "quantity_or_unpublished", "text", "choice", "count", "number",
-               "flag")
+               "flag", "texts", "table")
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,13 @@ class Field:
     words : tuple of str
         For a ``"choice"``, the words it may be; for a quantity, words it may hold instead of
         a number (kept as the word, e.g. ``"unbounded"``).
+    whole : bool
+        A quantity that must be a whole number (a ``{value, unit = "count", source}`` count).
+    directed : bool
+        A bandwidth quantity that states ``direction = "per_direction"`` or
+        ``"bidirectional"``; the value is kept per direction (a bidirectional figure halved).
+    sub : Schema or None
+        For a ``"table"``, the nested table's schema.
     """
 
     name: str
@@ -72,10 +83,15 @@ class Field:
     required: bool = True
     meaning: str = ""
     words: tuple[str, ...] = ()
+    whole: bool = False
+    directed: bool = False
+    sub: Schema | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FIELD_KINDS:
             raise ValueError(f"field {self.name}: kind {self.kind!r} not in {FIELD_KINDS}")
+        if (self.kind == "table") != (self.sub is not None):
+            raise ValueError(f"field {self.name}: a table field (and only one) has a sub-schema")
 
 
 @dataclass(frozen=True)
@@ -148,6 +164,62 @@ def _plain_value(f: Field, v: Any, fail: Callable[[str, str], CatalogError]) -> 
     return v
 
 
+def _texts(f: Field, v: Any, fail: Callable[[str, str], CatalogError]) -> list[str]:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
+        raise fail(f.name, f"must be a list of non-empty strings, got {v!r}")
+    return v
+
+
+def _quantity(f: Field, v: Mapping[str, Any], path: Path, dotted: str,
+              sources: Mapping[str, Source], fail: Callable[[str, str], CatalogError]) -> Any:
+    """A sourced quantity in the field's unit: per direction where ``directed``, an int where
+    ``whole``."""
+    if not f.directed:
+        x = sourced_quantity(v, dotted, path, f.unit, f.lo, f.hi, sources)
+    else:
+        if not isinstance(v, Mapping) or v.get("direction") not in ("per_direction",
+                                                                     "bidirectional"):
+            raise fail(f.name + ".direction", 'a bandwidth needs direction = "per_direction" '
+                                              'or "bidirectional"')
+        rest = {k: x for k, x in v.items() if k != "direction"}
+        x = sourced_quantity(rest, dotted, path, f.unit, f.lo, f.hi, sources)
+        x = x / 2 if v["direction"] == "bidirectional" else x
+    if f.whole:
+        if x != int(x):
+            raise fail(f.name, f"must be a whole number, got {x!r}")
+        return int(x)
+    return x
+
+
+def _field_value(f: Field, v: Any, path: Path, dotted: str, sources: Mapping[str, Source],
+                 fail: Callable[[str, str], CatalogError], srcs: dict[str, str],
+                 notes: dict[str, str]) -> Any:
+    """One present field's value (:func:`check_entry`); a quantity's source and note, and a
+    nested table's (under ``<field>.``), go into ``srcs`` and ``notes``."""
+    if f.kind in _PLAIN:
+        return _plain_value(f, v, fail)
+    if f.kind == "texts":
+        return _texts(f, v, fail)
+    if f.kind == "table":
+        got = check_entry(cast(Schema, f.sub), v, path, dotted, sources)
+        srcs.update({f"{f.name}.{k}": x for k, x in got.pop("_sources").items()})
+        notes.update({f"{f.name}.{k}": x for k, x in got.pop("_notes").items()})
+        return got
+    if f.kind == "quantity_or_unpublished" and v == "not published":
+        return None
+    if isinstance(v, str) and v in f.words:
+        return v
+    if isinstance(v, str):
+        allowed = ", ".join(repr(w) for w in (*f.words, *(
+            ("not published",) if f.kind == "quantity_or_unpublished" else ())))
+        raise fail(f.name, f"string {v!r} is not allowed; use a {{value, unit, source}} "
+                           f"table{' or ' + allowed if allowed else ''}")
+    x = _quantity(f, v, path, dotted, sources, fail)
+    srcs[f.name] = v["source"]
+    notes[f.name] = str(v.get("note", ""))
+    return x
+
+
 def check_entry(schema: Schema, raw: Any, path: Path, where: str,
                 sources: Mapping[str, Source]) -> dict[str, Any]:
     """One entry checked against its schema: field -> value (quantities in their unit, None
@@ -178,25 +250,8 @@ def check_entry(schema: Schema, raw: Any, path: Path, where: str,
                 raise fail(f.name, "required key is missing")
             out[f.name] = None
             continue
-        v = raw[f.name]
-        if f.kind in _PLAIN:
-            out[f.name] = _plain_value(f, v, fail)
-            continue
-        if f.kind == "quantity_or_unpublished" and v == "not published":
-            out[f.name] = None
-            continue
-        if isinstance(v, str) and v in f.words:
-            out[f.name] = v
-            continue
-        if isinstance(v, str):
-            allowed = ", ".join(repr(w) for w in (*f.words, *(
-                ("not published",) if f.kind == "quantity_or_unpublished" else ())))
-            raise fail(f.name, f"string {v!r} is not allowed; use a {{value, unit, source}} "
-                               f"table{' or ' + allowed if allowed else ''}")
         dotted = f"{where}.{f.name}" if where else f.name
-        out[f.name] = sourced_quantity(v, dotted, path, f.unit, f.lo, f.hi, sources)
-        srcs[f.name] = v["source"]
-        notes[f.name] = str(v.get("note", ""))
+        out[f.name] = _field_value(f, raw[f.name], path, dotted, sources, fail, srcs, notes)
     out["_sources"], out["_notes"] = srcs, notes
     for rule in schema.rules:
         rule(out, fail)
@@ -487,8 +542,71 @@ CORPUS = Schema(
     meaning="the calibration corpus, one published result a row (CSV: one column per field, "
     "flags written True / False)", min_entries=1)
 
+def _named(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    for name in ("id", "name", "vendor"):
+        if not v[name].strip():
+            raise fail(name, "must be a non-empty string")
+
+
+def _count_q(name: str, meaning: str, required: bool = True) -> Field:
+    return Field(name, unit="count", lo=1, hi=1e6, whole=True, required=required,
+                 meaning=meaning)
+
+
+_TOTAL_Q = dict(lo=1, hi=1e24, required=False)
+
+#: ``hardware_catalog/systems/*.toml``: a rack, pod, node or supernode of one catalog device
+#: (tokenomics.data.systems, whose loader adds the rules across files: the device exists,
+#: whole domains, each total against ``devices x`` the device's figure).
+SYSTEM = Schema(
+    "system", "hardware_catalog/systems/*.toml", (
+        Field("schema", kind="count", unit="count", lo=1, hi=1, meaning="file format version"),
+        Field("id", kind="text", meaning="system id, unique across the catalogs"),
+        Field("name", kind="text", meaning="product name"),
+        Field("vendor", kind="text", meaning="who sells it"),
+        Field("status", kind="choice", words=("shipping", "announced", "retired"),
+              required=False, meaning="default shipping"),
+        Field("aliases", kind="texts", required=False, meaning="other names it is found by"),
+        Field("device", kind="text", meaning="the catalog hardware id of its accelerator"),
+        _count_q("devices", "accelerators in the system"),
+        Field("notes", kind="text", required=False, meaning="what a reader should know"),
+        Field("scale_up", kind="table", meaning="how its scale-up domain is wired", sub=Schema(
+            "scale_up", "", (
+                Field("name", kind="text", required=False, meaning="the fabric's name"),
+                Field("topology", kind="choice", words=SCALE_UP_TOPOLOGIES,
+                      meaning="switched, mesh, torus..."),
+                _count_q("domain_size", "devices per domain (default: every device)",
+                         required=False),
+                Field("note", kind="text", required=False, meaning="a note"),
+            ))),
+        Field("switch", kind="table", required=False, meaning="its switch chips", sub=Schema(
+            "switch", "", (
+                Field("name", kind="text", meaning="the switch chip"),
+                _count_q("chips", "switch chips in the system"),
+                Field("bandwidth", unit="B/s", lo=1e8, hi=1e18, directed=True,
+                      required=False, meaning="one chip's switching bandwidth"),
+                Field("note", kind="text", required=False, meaning="a note"),
+            ))),
+        Field("power", kind="table", required=False, meaning="published power", sub=Schema(
+            "power", "", (Field("system", unit="W", lo=1, hi=1e9,
+                                meaning="the whole system's power (devices, CPUs, switches, "
+                                        "fans)"),))),
+        Field("totals", kind="table", required=False, meaning="published totals, each checked "
+              "against devices x the device's figure", sub=Schema(
+                  "totals", "", (
+                      Field("scale_up_bandwidth", unit="B/s", directed=True, **_TOTAL_Q,
+                            meaning="all devices' scale-up links"),
+                      Field("memory", unit="B", **_TOTAL_Q,
+                            meaning="all devices' memory (binary or decimal sum)"),
+                      Field("memory_bandwidth", unit="B/s", **_TOTAL_Q,
+                            meaning="all devices' memory bandwidth"),
+                      *(Field(k, unit="flop/s", **_TOTAL_Q, meaning=f"dense {k} peak")
+                        for k in ("bf16", "fp8", "fp4")),
+                  ))),
+    ), rules=(_named,), meaning="a rack, pod, node or supernode of one catalog device")
+
 SCHEMAS: dict[str, Schema] = {s.kind: s for s in (JOURNEY, ASSUMPTIONS, API_PRICES, KV_TIER,
-                                                  RETENTION, MEASUREMENTS, CORPUS)}
+                                                  RETENTION, MEASUREMENTS, CORPUS, SYSTEM)}
 
 
 def _from_text(f: Field, v: str) -> Any:
@@ -541,6 +659,30 @@ def _cell(x: Any) -> str:
     return str(x).replace("|", "\\|")
 
 
+def _holds(f: Field) -> str:
+    if f.kind == "quantity":
+        h = ("{value, unit, direction, source}" if f.directed else
+             '{value, unit = "count", source}' if f.whole else "{value, unit, source}")
+        return h + "".join(f' or "{w}"' for w in f.words)
+    return {"quantity_or_unpublished": "{value, unit, source} or \"not published\"",
+            "text": "string", "count": "whole number", "number": "number",
+            "flag": "true or false", "texts": "list of strings", "table": "table",
+            "choice": " or ".join(f'"{w}"' for w in f.words)}[f.kind]
+
+
+def _rows(fields: tuple[Field, ...], prefix: str = "") -> list[str]:
+    """A schema's table rows, a nested table's fields after it as ``<table>.<field>``."""
+    out = []
+    for f in fields:
+        rng = "" if f.kind in ("text", "choice", "flag", "texts", "table") \
+            else f"{f.lo:g} to {f.hi:g}"
+        out.append(f"| `{prefix}{f.name}` | {_cell(_holds(f))} | {f.unit or '-'} | "
+                   f"{rng or '-'} | {'yes' if f.required else 'no'} | {_cell(f.meaning)} |")
+        if f.sub is not None:
+            out += _rows(f.sub.fields, f"{prefix}{f.name}.")
+    return out
+
+
 def schema_markdown() -> str:
     """The schema page's section: one table per kind of :data:`SCHEMAS` (generated)."""
     out = []
@@ -548,17 +690,6 @@ def schema_markdown() -> str:
         head = ("one CSV row each" if s.file.endswith(".csv") else
                 f"[[{s.array}]] entries" if s.array else "a table")
         out += [f"### `{s.file}`: {s.meaning} ({head})", "",
-                "| field | holds | unit | range | required | meaning |", "|---|---|---|---|---|---|"]
-        for f in s.fields:
-            rng = "" if f.kind in ("text", "choice", "flag") else f"{f.lo:g} to {f.hi:g}"
-            holds = {"quantity": "{value, unit, source}",
-                     "quantity_or_unpublished": "{value, unit, source} or \"not published\"",
-                     "text": "string", "count": "whole number", "number": "number",
-                     "flag": "true or false",
-                     "choice": " or ".join(f'"{w}"' for w in f.words)}[f.kind]
-            if f.words and f.kind == "quantity":
-                holds += " or " + " or ".join(f'"{w}"' for w in f.words)
-            out.append(f"| `{f.name}` | {_cell(holds)} | {f.unit or '-'} | {rng or '-'} | "
-                       f"{'yes' if f.required else 'no'} | {_cell(f.meaning)} |")
-        out.append("")
+                "| field | holds | unit | range | required | meaning |", "|---|---|---|---|---|---|",
+                *_rows(s.fields), ""]
     return "\n".join(out)

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnknownEntryError
 from tokenomics.data.catalog import (
@@ -42,26 +42,19 @@ from tokenomics.data.catalog import (
     default_catalog,
     hardware,
     read_toml,
-    sourced_quantity,
 )
 from tokenomics.data.interconnect import Topology, topology
+from tokenomics.data.schema import SYSTEM, Schema, check_entry
 from tokenomics.data.specs import SCALE_UP_TOPOLOGIES, Hardware
 from tokenomics.data.user_catalog import catalog_generation, search_path, user_subdir
 
 #: Largest relative gap between a published system total and ``devices x`` the device figure.
 TOTAL_TOLERANCE = 0.05
 
-#: Published totals a system file may give: key -> (canonical unit, device figure it sums).
-TOTALS = {
-    "scale_up_bandwidth": "B/s",   # all devices' scale-up links, per direction
-    "memory": "B",                 # all devices' memory capacity
-    "memory_bandwidth": "B/s",
-    "bf16": "flop/s", "fp8": "flop/s", "fp4": "flop/s",   # dense peaks
-}
-
-_STATUS = ("shipping", "announced", "retired")
-_REQUIRED = ("schema", "id", "name", "vendor", "device", "devices", "scale_up")
-_OPTIONAL = ("status", "aliases", "notes", "switch", "totals", "power")
+#: Published totals a system file may give: key -> canonical unit (the device figure it sums;
+#: declared in :data:`tokenomics.data.schema.SYSTEM`): all devices' scale-up links per
+#: direction, memory capacity, memory bandwidth, dense peaks.
+TOTALS = {f.name: f.unit for f in cast(Schema, SYSTEM.get("totals").sub).fields}
 
 
 @dataclass(frozen=True)
@@ -197,37 +190,21 @@ def parse_system_file(path: Path | str, sources: Mapping[str, Source],
         disagrees with ``devices x`` the device figure by more than :data:`TOTAL_TOLERANCE`.
     """
     path = Path(path)
-    data = read_toml(path)
+    v = check_entry(SYSTEM, read_toml(path), path, "", sources)
     err = _errors(path)
-    unknown = set(data) - set(_REQUIRED) - set(_OPTIONAL)
-    missing = [k for k in _REQUIRED if k not in data]
-    if unknown or missing:
-        k = sorted(unknown)[0] if unknown else missing[0]
-        raise err(k, "unknown key" if unknown else "required key is missing")
-    if data["schema"] != 1:
-        raise err("schema", f"must be 1, got {data['schema']!r}")
-    device = _device(data["device"], devices, err)
-    used: dict[str, str] = {}
-    n = _count(data["devices"], "devices", path, sources, used)
-    up = data["scale_up"]
-    if not isinstance(up, Mapping):
-        raise err("scale_up", "must be a table with topology and optional domain_size")
-    _keys(up, "scale_up", ("topology",), ("name", "domain_size", "note"), err)
-    kind = up["topology"]
-    if kind not in SCALE_UP_TOPOLOGIES:
-        raise err("scale_up.topology", f"{kind!r} is not one of {', '.join(SCALE_UP_TOPOLOGIES)}")
-    dom = _count(up["domain_size"], "scale_up.domain_size", path, sources, used) \
-        if "domain_size" in up else n
+    device = _device(v["device"], devices, err)
+    up, sw, power = v["scale_up"], v["switch"], v["power"]
     try:
         system = System(
-            id=_text(data, "id", err), name=_text(data, "name", err),
-            vendor=_text(data, "vendor", err), device=device, devices=n, domain_size=dom,
-            topology_kind=kind, status=_status(data, err),
-            switch=_switch(data.get("switch"), path, sources, used, err),
-            power_w=_power(data.get("power"), path, sources, used, err),
-            totals=_totals(data.get("totals", {}), path, sources, used, err),
-            aliases=tuple(_aliases(data, err)), sources=used,
-            notes=str(data.get("notes", "")), path=str(path))
+            id=v["id"], name=v["name"], vendor=v["vendor"], device=device,
+            devices=v["devices"], domain_size=up["domain_size"] or v["devices"],
+            topology_kind=up["topology"], status=v["status"] or "shipping",
+            switch=None if sw is None else Switch(name=sw["name"], chips=sw["chips"],
+                                                  bytes_per_s=sw["bandwidth"]),
+            power_w=None if power is None else power["system"],
+            totals={k: x for k, x in (v["totals"] or {}).items() if x is not None},
+            aliases=tuple(v["aliases"] or ()), sources=v["_sources"],
+            notes=v["notes"] or "", path=str(path))
     except TokenomicsError as exc:
         raise CatalogError(f"{path}: {exc}") from None
     _check_totals(system, err)
@@ -240,41 +217,7 @@ def _errors(path: Path) -> Any:
     return err
 
 
-def _keys(table: Mapping[str, Any], where: str, required: tuple[str, ...],
-          optional: tuple[str, ...], err: Any) -> None:
-    unknown = set(table) - set(required) - set(optional)
-    if unknown:
-        raise err(f"{where}.{sorted(unknown)[0]}", "unknown key; allowed keys here: "
-                  + ", ".join(required + optional))
-    for k in required:
-        if k not in table:
-            raise err(f"{where}.{k}", "required key is missing")
-
-
-def _text(data: Mapping[str, Any], key: str, err: Any) -> str:
-    v = data[key]
-    if not isinstance(v, str) or not v.strip():
-        raise err(key, f"must be a non-empty string, got {v!r}")
-    return v
-
-
-def _status(data: Mapping[str, Any], err: Any) -> str:
-    s = data.get("status", "shipping")
-    if s not in _STATUS:
-        raise err("status", f"{s!r} is not one of {', '.join(_STATUS)}")
-    return str(s)
-
-
-def _aliases(data: Mapping[str, Any], err: Any) -> list[str]:
-    a = data.get("aliases", [])
-    if not isinstance(a, list) or not all(isinstance(x, str) and x.strip() for x in a):
-        raise err("aliases", "must be a list of non-empty strings")
-    return a
-
-
-def _device(name: Any, devices: Mapping[str, Hardware] | None, err: Any) -> Hardware:
-    if not isinstance(name, str):
-        raise err("device", f"must be a hardware id string, got {name!r}")
+def _device(name: str, devices: Mapping[str, Hardware] | None, err: Any) -> Hardware:
     if devices is not None:
         if name not in devices:
             raise err("device", f"no hardware entry {name!r}; known: {', '.join(sorted(devices))}")
@@ -283,70 +226,6 @@ def _device(name: Any, devices: Mapping[str, Hardware] | None, err: Any) -> Hard
         return hardware(name)
     except UnknownEntryError as exc:
         raise err("device", str(exc)) from None
-
-
-def _count(raw: Any, fld: str, path: Path, sources: Mapping[str, Source],
-           used: dict[str, str]) -> int:
-    v = sourced_quantity(raw, fld, path, "count", 1, 1e6, sources)
-    if v != int(v):
-        raise CatalogError(f"{path}: field {fld}: must be a whole number, got {v!r}")
-    used[fld] = raw["source"]
-    return int(v)
-
-
-def _switch(raw: Any, path: Path, sources: Mapping[str, Source], used: dict[str, str],
-            err: Any) -> Switch | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, Mapping):
-        raise err("switch", "must be a table with name, chips and optional bandwidth")
-    _keys(raw, "switch", ("name", "chips"), ("bandwidth", "note"), err)
-    chips = _count(raw["chips"], "switch.chips", path, sources, used)
-    bw = None
-    if "bandwidth" in raw:
-        bw = _link(raw["bandwidth"], "switch.bandwidth", path, sources, used, err)
-    return Switch(name=str(raw["name"]), chips=chips, bytes_per_s=bw)
-
-
-def _link(raw: Any, fld: str, path: Path, sources: Mapping[str, Source], used: dict[str, str],
-          err: Any) -> float:
-    """A ``{value, unit, direction, source}`` bandwidth, per direction [B/s]."""
-    if not isinstance(raw, Mapping) or raw.get("direction") not in ("per_direction",
-                                                                     "bidirectional"):
-        raise err(fld + ".direction", "a bandwidth needs direction = \"per_direction\" or "
-                                      "\"bidirectional\"")
-    rest = {k: v for k, v in raw.items() if k != "direction"}
-    v = sourced_quantity(rest, fld, path, "B/s", 1e8, 1e18, sources)
-    used[fld] = raw["source"]
-    return v / 2 if raw["direction"] == "bidirectional" else v
-
-
-def _power(raw: Any, path: Path, sources: Mapping[str, Source], used: dict[str, str],
-           err: Any) -> float | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, Mapping) or set(raw) - {"system"}:
-        raise err("power", "must be a table with one key, system = {value, unit, source}")
-    v = sourced_quantity(raw["system"], "power.system", path, "W", 1, 1e9, sources)
-    used["power.system"] = raw["system"]["source"]
-    return v
-
-
-def _totals(raw: Any, path: Path, sources: Mapping[str, Source], used: dict[str, str],
-            err: Any) -> dict[str, float]:
-    if not isinstance(raw, Mapping):
-        raise err("totals", "must be a table of published system totals")
-    out: dict[str, float] = {}
-    for k, q in raw.items():
-        fld = f"totals.{k}"
-        if k not in TOTALS:
-            raise err(fld, f"unknown total; allowed: {', '.join(TOTALS)}")
-        if TOTALS[k] == "B/s" and isinstance(q, Mapping) and "direction" in q:
-            out[k] = _link(q, fld, path, sources, used, err)
-        else:
-            out[k] = sourced_quantity(q, fld, path, TOTALS[k], 1, 1e24, sources)
-            used[fld] = q["source"]
-    return out
 
 
 def _check_totals(s: System, err: Any) -> None:
