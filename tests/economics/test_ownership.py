@@ -63,3 +63,19 @@ def test_a_vanishing_cost_of_capital_tends_to_straight_line(r):
     flat = tco_usd_per_device_hour(Ownership(30000, 4, 700))
     assert tco_usd_per_device_hour(Ownership(30000, 4, 700, cost_of_capital=r)) == \
         pytest.approx(flat, rel=1e-8)
+
+
+def test_the_parts_of_an_hour_by_hand_add_up_to_the_tco():
+    # $25,000 at 8% over 4 years, 15% networking, 700 W at PUE 1.5 and $0.10/kWh, $0.05/h of
+    # facility: the annuity factor 0.08 / (1 - 1.08^-4) = 0.30192 a year per dollar
+    from tokenomics.economics.ownership import TCO_PARTS, tco_parts
+    o = Ownership(25_000, 4, 700, 1.0, 0.08, 1.5, 0.10, 0.15, facility_usd_per_device_hour=0.05)
+    p = tco_parts(o)
+    ann = 0.08 / (1 - 1.08 ** -4)
+    assert list(p) == list(TCO_PARTS)
+    assert p["device_capital"] == pytest.approx(25_000 * ann / 8760)
+    assert p["networking_capital"] == pytest.approx(25_000 * (1 / 0.85 - 1) * ann / 8760)
+    assert p["electricity"] == pytest.approx(0.105) and p["facility"] == 0.05
+    assert sum(p.values()) == pytest.approx(tco_usd_per_device_hour(o), rel=1e-15)
+    with pytest.raises(tk.TokenomicsError, match="power_w is required"):
+        tco_parts(Ownership(25_000, 4))

@@ -182,6 +182,41 @@ def tco_usd_per_device_hour(ownership: Ownership) -> float:
     >>> round(tco_usd_per_device_hour(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.0), 4)  # 0.1 form
     0.8185
     """
+    return float(sum(tco_parts(ownership).values()))
+
+
+#: The parts of :func:`tco_parts`, in the order a cost waterfall stacks them.
+TCO_PARTS = ("device_capital", "networking_capital", "electricity", "facility")
+
+
+def tco_parts(ownership: Ownership) -> dict[str, float]:
+    """The hourly cost of owning one device, split by what it pays for [USD/hour].
+
+    Parameters
+    ----------
+    ownership : Ownership
+        The terms; ``power_w`` must be given.
+
+    Returns
+    -------
+    dict
+        :data:`TCO_PARTS` -> USD/hour: ``device_capital`` (the purchase's annuity),
+        ``networking_capital`` (its share of the cluster network, :math:`P s / (1 - s)`
+        repaid the same way), ``electricity`` (:math:`W u \\, \\mathrm{PUE}\\, e / 1000`) and
+        ``facility``. They add up to :func:`tco_usd_per_device_hour` (module formula).
+
+    Raises
+    ------
+    TokenomicsError
+        For a missing power, or a non-Ownership.
+
+    Examples
+    --------
+    >>> # $25,000 over 4 years, 700 W at PUE 1.5 and $0.10/kWh, 15% networking:
+    >>> p = tco_parts(Ownership(25_000, 4, 700, 1.0, 0.0, 1.5, 0.10, 0.15))
+    >>> [round(p[k], 4) for k in TCO_PARTS]
+    [0.7135, 0.1259, 0.105, 0.0]
+    """
     if not isinstance(ownership, Ownership):
         raise TokenomicsError(f"ownership must be an Ownership (purchase, years, power...), got "
                               f"{type(ownership).__name__}")
@@ -198,6 +233,8 @@ def tco_usd_per_device_hour(ownership: Ownership) -> float:
     r, n = o.cost_of_capital, o.amortisation_years
     # the annuity r / (1 - (1 + r)^-n) written with log1p/expm1: at r = 1e-17 the plain form
     # rounds its denominator to 0; this one tends to 1/n as r -> 0
-    per_year = capital / n if r == 0 else capital * r / -math.expm1(-n * math.log1p(r))
-    energy = o.power_w * o.utilisation * pue / 1000.0 * e
-    return float(per_year / HOURS_PER_YEAR + energy + o.facility_usd_per_device_hour)
+    annuity = 1.0 / n if r == 0 else r / -math.expm1(-n * math.log1p(r))   # per USD, a year
+    return {"device_capital": o.purchase_usd * annuity / HOURS_PER_YEAR,
+            "networking_capital": (capital - o.purchase_usd) * annuity / HOURS_PER_YEAR,
+            "electricity": o.power_w * o.utilisation * pue / 1000.0 * e,
+            "facility": float(o.facility_usd_per_device_hour)}
