@@ -33,3 +33,10 @@ def test_the_tutorial_numbers(ns):
     # the 99.9% quantile of the number down lies between the mean (20) and 4 sd above it
     mean = 5274 * (1 - 1 / (1 + 8 * 419 / (16384 * 54 * 24) * 24))
     assert mean < ns["spares"] < mean + 4 * mean**0.5
+    # the waterfall adds up, and at $60,000 over 4 years the purchase outweighs the power:
+    # 60,000 / 4 / 8,760 = $1.71 a GPU-hour against 142 kW / 72 x 1.2 x $0.08 = $0.19
+    w = ns["parts"].iloc[:, 0]
+    assert w.sum() == pytest.approx(float(ns["owned"].with_spares(
+        0.999, repair_hours=24.0).usd_per_mtok))
+    assert w["device_capital"] / w["electricity"] == pytest.approx(
+        (60_000 / 4 / 8760) / (142e3 / 72 / 1000 * 1.2 * 0.08))

@@ -74,7 +74,7 @@ _TOP = {
         "price", "price_on_basis", "price_table", "PriceBasis", "retention_policy",
         "RetentionOccupancy", "RetentionPolicy", "RetentionPrices", "serving_day", "ServingDay",
         "tco_usd_per_device_hour", "request_journey", "Journey", "agent_sessions",
-        "AgentSessions", "SessionStats", "facility", "Facility",
+        "AgentSessions", "SessionStats", "facility", "Facility", "tco_parts",
     ),
     "calibration": (
         "calibration_report", "transfer_report", "efficiency_presets", "forecast_interval",
@@ -91,7 +91,7 @@ _TOP = {
         "export_sizing_sheet", "export_sizing_workbook", "export_table_csv", "hardware_table",
         "model_table", "plot_cost",
         "plot_frontier", "plot_memory", "plot_retention", "plot_roofline", "spreadsheet_formula",
-        "plot_journey", "plot_serving", "plot_sessions",
+        "plot_journey", "plot_serving", "plot_sessions", "plot_cost_waterfall",
     ),
 }
 

@@ -143,3 +143,35 @@ def test_cost_per_token_falls_as_utilisation_rises(u1, u2, rate):
     a = facility("gb300-nvl72", 1e7, rate, device_price=2.0, utilisation=lo)
     b = facility("gb300-nvl72", 1e7, rate, device_price=2.0, utilisation=hi)
     assert float(b.usd_per_mtok) <= float(a.usd_per_mtok) * (1 + 1e-12)
+
+
+def test_the_cost_waterfall_by_hand():
+    # 1 MW of HGX B200 nodes (14.3 kW) at PUE 1.25: floor(800 kW / 14.3 kW) = 55 nodes, 440
+    # GPUs; replicas of 3 GPUs leave 440 - 3 x 146 = 2 stranded. Owning at $40,000 over 4
+    # years, no networking share, $0.10/kWh on the node's 14.3 kW / 8 per GPU at PUE 1.25.
+    own = tk.Ownership(40_000, 4, electricity_usd_per_kwh=0.10, networking_share=0.0)
+    f = facility("hgx-b200", 1e6, 500.0, devices_per_replica=3, device_price=own, pue=1.25)
+    assert (int(f.systems), int(f.devices), int(f.stranded_devices)) == (55, 440, 2)
+    w = f.cost_waterfall()
+    tok_h = 438 * 500.0 * 3600 / 1e6                   # Mtok an hour from 146 replicas
+    cap = 40_000 / 4 / 8760
+    elec = 14.3e3 / 8 / 1000 * 1.25 * 0.10
+    assert w.loc["device_capital"].iloc[0] == pytest.approx(438 * cap / tok_h)
+    assert w.loc["electricity"].iloc[0] == pytest.approx(438 * elec / tok_h)
+    assert w.loc["networking_capital"].iloc[0] == 0.0 and w.loc["spares"].iloc[0] == 0.0
+    assert w.loc["stranded"].iloc[0] == pytest.approx(2 * (cap + elec) / tok_h)
+    assert w.iloc[:, 0].sum() == pytest.approx(float(f.usd_per_mtok))
+    # an SLA's spares join the waterfall, which still adds up to the (higher) $/Mtok
+    g = f.with_spares(0.999, repair_hours=24.0)
+    wg = g.cost_waterfall()
+    assert wg.loc["spares"].iloc[0] > 0
+    assert wg.iloc[:, 0].sum() == pytest.approx(float(g.usd_per_mtok))
+
+
+def test_a_rented_fleet_waterfalls_as_one_rental_part_per_budget():
+    f = facility("gb300-nvl72", np.array([1e6, 100e6]), 1000.0, device_price=3.0, pue=1.2)
+    w = f.cost_waterfall()
+    assert list(w.columns) == ["1 MW", "100 MW"]
+    assert list(w.index) == ["rental", "stranded", "spares"]
+    np.testing.assert_allclose(w.sum().to_numpy(), f.usd_per_mtok)
+    assert w.loc["rental"].to_numpy() == pytest.approx([3.0 / 3.6] * 2)

@@ -52,3 +52,26 @@ def test_sessions_occupancy_against_capacity():
     assert np.allclose(hbm.get_xdata(), np.asarray(a.time_s) / 3600)
     with pytest.raises(tk.TokenomicsError, match="AgentSessions"):
         tk.plot_sessions(a.sessions)
+
+
+def test_cost_waterfall_bars_stack_to_the_facilitys_cost():
+    f = tk.facility("gb300-nvl72", 100e6, 1000.0, pue=1.2, device_price=tk.Ownership(
+        60_000, 4, electricity_usd_per_kwh=0.08))
+    ax = tk.plot_cost_waterfall(f)
+    parts = _by_gid(ax, "part")
+    assert len(parts) == 6              # four parts of a device-hour, stranded, spares
+    top = parts[-1].get_y() + parts[-1].get_height()
+    assert top == pytest.approx(float(f.usd_per_mtok))
+    assert _by_gid(ax, "total")[0].get_height() == pytest.approx(float(f.usd_per_mtok))
+    for a, b in zip(parts, parts[1:], strict=False):            # each starts where one ended
+        assert b.get_y() == pytest.approx(a.get_y() + a.get_height())
+
+
+def test_cost_waterfall_refuses_what_it_cannot_draw():
+    f = tk.facility("gb300-nvl72", np.array([1e5, 1e6]), 1000.0, device_price=3.0)
+    with pytest.raises(tk.TokenomicsError, match="holds no replica"):
+        tk.plot_cost_waterfall(f, 0)            # 100 kW feeds no 142 kW rack
+    with pytest.raises(tk.TokenomicsError, match="index must be a whole number from 0 to 1"):
+        tk.plot_cost_waterfall(f, 2)
+    with pytest.raises(tk.TokenomicsError, match="expected a Facility"):
+        tk.plot_cost_waterfall(D8)

@@ -63,6 +63,8 @@ _EXPORTS = {
     "default_assumptions": ".ownership",
     "Ownership": ".ownership",
     "tco_usd_per_device_hour": ".ownership",
+    "tco_parts": ".ownership",
+    "TCO_PARTS": ".ownership",
     "DeploymentCost": ".cost",
     "device_hour_price": ".cost",
     "device_hour_usd": ".cost",

@@ -38,17 +38,18 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.core.units import Result
 from tokenomics.data.systems import System, system
 from tokenomics.economics.cost import device_hour_usd
-from tokenomics.economics.ownership import Ownership, default_assumptions
+from tokenomics.economics.ownership import Ownership, default_assumptions, tco_parts
 
 #: Seconds in a day.
 DAY_S = 86_400.0
@@ -102,6 +103,9 @@ class Facility(Result):
         output is what every replica serves.
     spare_replicas : ndarray
         Replicas held back so that the rest serve at ``sla`` [count]; 0 without one.
+    cost_parts : dict
+        A device-hour's price by what it pays for [USD/hour]: an owned device's
+        :func:`~tokenomics.economics.ownership.tco_parts`, or ``{"rental": price}``.
     """
 
     system: str
@@ -126,6 +130,45 @@ class Facility(Result):
     devices_per_replica: int
     sla: float
     spare_replicas: np.ndarray
+    cost_parts: dict[str, float] = field(default_factory=dict)
+
+    def cost_waterfall(self) -> pd.DataFrame:
+        """Cost per million tokens, part by part, at each power budget [USD/Mtok].
+
+        The fleet's hourly cost :math:`n_d p_d` splits by the devices it pays for (those
+        serving, the stranded ones the replica count leaves over, and the spares an SLA holds
+        back, :meth:`with_spares`) and by what a device-hour pays for (:attr:`cost_parts`).
+        Each serving part is :math:`n_\\mathrm{serve} p_i / (3600 R) \\cdot 10^6` for the
+        output :math:`R`; ``stranded`` and ``spares`` are their devices at the full price.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per part (the device-hour's parts, then ``stranded``, ``spares``), one
+            column per power budget (its MW at the meter); the rows add up to
+            :attr:`usd_per_mtok`. Inf where no replica fits.
+
+        Examples
+        --------
+        >>> f = facility("gb300-nvl72", 100e6, 1000.0, device_price=3.0, pue=1.2)
+        >>> w = f.cost_waterfall()            # $3/GPU-h over 3.6 Mtok/GPU-h: $0.833/Mtok
+        >>> round(float(w.iloc[:, 0].sum()), 4), round(float(w.loc["rental"].iloc[0]), 4)
+        (0.8333, 0.8333)
+        """
+        spare = np.asarray(self.spare_replicas, float) * self.devices_per_replica
+        stranded = np.asarray(self.stranded_devices, float)
+        serve = np.asarray(self.devices, float) - stranded - spare
+        tok = np.asarray(self.tokens_per_s, float)
+
+        def per_mtok(devices: np.ndarray, usd_h: float) -> np.ndarray:
+            hourly = devices * usd_h * (1e6 / 3600.0)
+            return np.divide(hourly, tok, out=np.full(tok.shape, np.inf), where=tok > 0)
+
+        rows = {k: per_mtok(serve, v) for k, v in self.cost_parts.items()}
+        rows["stranded"] = per_mtok(stranded, self.usd_per_device_hour)
+        rows["spares"] = per_mtok(spare, self.usd_per_device_hour)
+        cols = [f"{mw:g} MW" for mw in np.atleast_1d(self.power_w) / 1e6]
+        return pd.DataFrame({k: np.atleast_1d(v) for k, v in rows.items()}, index=cols).T
 
     def with_spares(self, sla: Any, *, failures_per_device_hour: Any = None,
                     repair_hours: Any = None) -> Facility:
@@ -196,14 +239,18 @@ def _system_power(s: System) -> float:
     return float(v)
 
 
-def _device_price(s: System, device_price: Any, system_power_w: float, pue: float) -> float:
-    """A device-hour's price; an Ownership's power defaults to the system's share per device."""
+def _device_price(s: System, device_price: Any, system_power_w: float, pue: float
+                  ) -> tuple[float, dict[str, float]]:
+    """A device-hour's price and its parts; an Ownership's power defaults to the system's
+    share per device."""
     if isinstance(device_price, Ownership):
         if device_price.power_w is None:
             device_price = replace(device_price, power_w=system_power_w / s.devices)
         if device_price.pue is None:
             device_price = replace(device_price, pue=pue)
-    return device_hour_usd(s.device, device_price)
+        return device_hour_usd(s.device, device_price), tco_parts(device_price)
+    usd = device_hour_usd(s.device, device_price)
+    return usd, {"rental": usd}
 
 
 def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any, *,
@@ -277,7 +324,7 @@ def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any
         price = V.single_amount(price_usd_per_mtok, "price_usd_per_mtok", "USD/Mtok")
         if not price > 0:
             raise TokenomicsError(f"price_usd_per_mtok must be > 0, got {price!r}")
-    usd_dh = _device_price(s, device_price, sp, pue_v)
+    usd_dh, parts = _device_price(s, device_price, sp, pue_v)
     n_s = np.floor(p / (pue_v * sp) * (1 + 1e-12))   # a budget of exactly k systems is k
     n_d = n_s * s.devices
     n_r = np.floor(n_d / d_r)
@@ -300,4 +347,4 @@ def facility(system_id: str | System, power_w: Any, tokens_per_s_per_device: Any
                     tokens_per_s_per_mw=tok / (p / 1e6), usd_per_device_hour=usd_dh,
                     usd_per_hour=usd_h, usd_per_mtok=usd_mtok, wh_per_mtok=per_mtok(draw),
                     revenue_usd_per_day=rev, margin=margin, devices_per_replica=d_r,
-                    sla=float("nan"), spare_replicas=np.zeros(p.shape))
+                    sla=float("nan"), spare_replicas=np.zeros(p.shape), cost_parts=parts)

@@ -102,6 +102,7 @@ _EXPORTS = {
     "plot_journey": ".timeplots",
     "plot_serving": ".timeplots",
     "plot_sessions": ".timeplots",
+    "plot_cost_waterfall": ".timeplots",
     "PRECISION_PAIRS": ".spec",
     "MEMORY_RANGES": ".spec",
     "PARAM_TOLERANCE": ".spec",

@@ -1,4 +1,5 @@
-"""Figures of the token factory in time: a request's waterfall, a serving trace, sessions.
+"""Figures of the token factory in time and at scale: a request's waterfall, a serving trace,
+sessions, a facility's cost per token.
 
 Each takes the result of its function (:func:`tokenomics.request_journey`,
 :func:`tokenomics.simulate_serving`, :func:`tokenomics.agent_sessions`) and an optional
@@ -140,4 +141,65 @@ def plot_sessions(sessions: Any, ax: Axes | None = None) -> Axes:
     ax.set_title(f"Agent sessions: golden time {sessions.golden_time_s / 60:.3g} min", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.3)
+    return ax
+
+
+def plot_cost_waterfall(facility: Any, index: int = 0, ax: Axes | None = None) -> Axes:
+    """A facility's cost per million tokens as a waterfall, part by part.
+
+    Parameters
+    ----------
+    facility : Facility
+        From :func:`tokenomics.facility` (:meth:`~tokenomics.economics.factory.Facility.with_spares`
+        for the spares' share).
+    index : int
+        Which power budget of a vectorised facility, from 0 (default the first).
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One bar per part of :meth:`~tokenomics.economics.factory.Facility.cost_waterfall`
+        (``gid`` ``"part"``, each starting where the last ended, in USD/Mtok), and the bar
+        ``"total"`` from 0 to the facility's ``usd_per_mtok``.
+
+    Raises
+    ------
+    TokenomicsError
+        For something other than a Facility, an index outside its budgets, or a budget no
+        replica fits in (an infinite cost has no waterfall).
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> f = tk.facility("gb300-nvl72", 100e6, 1000.0, device_price=3.0, pue=1.2)
+    >>> ax = plot_cost_waterfall(f)
+    >>> len([p for p in ax.patches if p.get_gid() == "part"])      # rental, stranded, spares
+    3
+    """
+    _check(facility, "Facility", "tk.facility")
+    w = facility.cost_waterfall()
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+            or not 0 <= index < w.shape[1]:
+        raise TokenomicsError(f"index must be a whole number from 0 to {w.shape[1] - 1} (one "
+                              f"of the facility's {w.shape[1]} power budgets), got {index!r}")
+    col = w.iloc[:, int(index)]
+    if not np.isfinite(col.to_numpy()).all():
+        raise TokenomicsError(f"the budget {col.name} holds no replica: its cost per token is "
+                              f"infinite, with no waterfall to draw")
+    ax = axes_or_new(ax, (7.0, 4.0))
+    names = list(col.index)
+    start = np.concatenate([[0.0], np.cumsum(col.to_numpy())[:-1]])
+    colours = series_colours(len(names))
+    for i, (s0, v, c) in enumerate(zip(start, col.to_numpy(), colours, strict=True)):
+        ax.bar(i, v, bottom=s0, color=c, gid="part")
+        ax.annotate(f"{v:.3g}", (i, s0 + v), ha="center", va="bottom", fontsize=7)
+    total = float(col.sum())
+    ax.bar(len(names), total, color="0.4", gid="total")
+    ax.annotate(f"{total:.3g}", (len(names), total), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(names) + 1), [n.replace("_", " ") for n in names] + ["total"],
+                  fontsize=7, rotation=20)
+    ax.set_ylabel("USD per million output tokens")
+    ax.set_title(f"{facility.system} at {col.name}: cost per Mtok", fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
     return ax
