@@ -123,6 +123,7 @@ def _valid(name: str) -> dict:
         "plot_journey": dict(journey=o["journey"]), "plot_serving": dict(traces=o["trace"]),
         "plot_sessions": dict(sessions=o["sessions"]),
         "plot_cost_waterfall": dict(facility=o["fac"], index=0),
+        "plot_tokens_per_mw": dict(facilities=[o["fac"]]),
         "tco_parts": dict(ownership=tk.Ownership(30000.0, 4.0, 700.0)),
         "RequestLengths": dict(name="w", input_nodes=(512.0, 2048.0),
                                input_weights=(0.5, 0.5), output_nodes=(128.0,),

@@ -92,6 +92,7 @@ _TOP = {
         "model_table", "plot_cost",
         "plot_frontier", "plot_memory", "plot_retention", "plot_roofline", "spreadsheet_formula",
         "plot_journey", "plot_serving", "plot_sessions", "plot_cost_waterfall",
+        "plot_tokens_per_mw",
     ),
 }
 

@@ -75,3 +75,18 @@ def test_cost_waterfall_refuses_what_it_cannot_draw():
         tk.plot_cost_waterfall(f, 2)
     with pytest.raises(tk.TokenomicsError, match="expected a Facility"):
         tk.plot_cost_waterfall(D8)
+
+
+def test_tokens_per_mw_by_system():
+    # 10 MW at PUE 1.2 and 1,000 tok/s a GPU: HGX H100 nodes of 10.2 kW hold 8 GPUs
+    # (floor(8.33 MW / 10.2 kW) = 816 nodes, 6,528 GPUs); GB200 NVL72 racks of 120 kW hold
+    # 72 (69 racks, 4,968 GPUs). Tokens per MW: 652,800 and 496,800.
+    fs = [tk.facility(s, 10e6, 1000.0, device_price=3.0, pue=1.2)
+          for s in ("hgx-h100", "gb200-nvl72")]
+    ax = tk.plot_tokens_per_mw(fs)
+    bars = _by_gid(ax, "system")
+    assert [b.get_height() for b in bars] == pytest.approx([6528 * 1000 / 10, 4968 * 1000 / 10])
+    with pytest.raises(tk.TokenomicsError, match="a Facility or a list of them"):
+        tk.plot_tokens_per_mw([])
+    with pytest.raises(tk.TokenomicsError, match="expected a Facility"):
+        tk.plot_tokens_per_mw([D8])

@@ -103,6 +103,7 @@ _EXPORTS = {
     "plot_serving": ".timeplots",
     "plot_sessions": ".timeplots",
     "plot_cost_waterfall": ".timeplots",
+    "plot_tokens_per_mw": ".timeplots",
     "PRECISION_PAIRS": ".spec",
     "MEMORY_RANGES": ".spec",
     "PARAM_TOLERANCE": ".spec",

@@ -2,8 +2,9 @@
 sessions, a facility's cost per token.
 
 Each takes the result of its function (:func:`tokenomics.request_journey`,
-:func:`tokenomics.simulate_serving`, :func:`tokenomics.agent_sessions`) and an optional
-``ax``, and returns the Axes; artists carry a ``gid`` for tests and for restyling.
+:func:`tokenomics.simulate_serving`, :func:`tokenomics.agent_sessions`,
+:func:`tokenomics.facility`) and an optional ``ax``, and returns the Axes; artists carry a
+``gid`` for tests and for restyling.
 """
 
 from __future__ import annotations
@@ -201,5 +202,55 @@ def plot_cost_waterfall(facility: Any, index: int = 0, ax: Axes | None = None) -
                   fontsize=7, rotation=20)
     ax.set_ylabel("USD per million output tokens")
     ax.set_title(f"{facility.system} at {col.name}: cost per Mtok", fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    return ax
+
+
+def plot_tokens_per_mw(facilities: Any, ax: Axes | None = None) -> Axes:
+    """Tokens per second per megawatt at the meter, one bar per facility (system).
+
+    Parameters
+    ----------
+    facilities : Facility or iterable of Facility
+        From :func:`tokenomics.facility`, e.g. one per system at the same power budget;
+        each bar reads a facility's first budget.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Bars ``gid`` ``"system"`` (height ``tokens_per_s_per_mw`` [token/s/MW]), labelled
+        with each system's id and its cost per million tokens.
+
+    Raises
+    ------
+    TokenomicsError
+        For an empty input or something other than Facilities.
+
+    Examples
+    --------
+    >>> import tokenomics as tk
+    >>> fs = [tk.facility(s, 10e6, 1000.0, device_price=3.0) for s in ("hgx-h100", "gb200-nvl72")]
+    >>> ax = plot_tokens_per_mw(fs)
+    >>> len([p for p in ax.patches if p.get_gid() == "system"])
+    2
+    """
+    items = [facilities] if type(facilities).__name__ == "Facility" else \
+        list(facilities) if isinstance(facilities, (list, tuple)) else []
+    if not items:
+        raise TokenomicsError("plot_tokens_per_mw takes a Facility or a list of them "
+                              "(tk.facility)")
+    for f in items:
+        _check(f, "Facility", "tk.facility")
+    ax = axes_or_new(ax, (7.0, 4.0))
+    per_mw = [float(np.atleast_1d(f.tokens_per_s_per_mw)[0]) for f in items]
+    cost = [float(np.atleast_1d(f.usd_per_mtok)[0]) for f in items]
+    for i, (y, c, col) in enumerate(zip(per_mw, cost, series_colours(len(items)),
+                                        strict=True)):
+        ax.bar(i, y, color=col, gid="system")
+        ax.annotate(f"${c:.3g}/Mtok", (i, y), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(items)), [f.system for f in items], fontsize=7, rotation=20)
+    ax.set_ylabel("Output tokens/s per MW at the meter")
+    ax.set_title("Tokens per megawatt by system", fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
     return ax
