@@ -175,3 +175,13 @@ def test_a_rented_fleet_waterfalls_as_one_rental_part_per_budget():
     assert list(w.index) == ["rental", "stranded", "spares"]
     np.testing.assert_allclose(w.sum().to_numpy(), f.usd_per_mtok)
     assert w.loc["rental"].to_numpy() == pytest.approx([3.0 / 3.6] * 2)
+
+
+def test_a_grid_of_budgets_waterfalls_in_c_order():
+    # found by the fuzz profile: a 2-D array of budgets (the facility is vectorised over any
+    # shape) gave a formatting TypeError; its columns are the budgets in C order
+    p = np.array([[1e6, 2e6], [5e6, 1e7]])
+    f = facility("gb300-nvl72", p, 1000.0, device_price=3.0, pue=1.2)
+    w = f.cost_waterfall()
+    assert list(w.columns) == ["1 MW", "2 MW", "5 MW", "10 MW"]
+    np.testing.assert_allclose(w.sum().to_numpy(), np.ravel(f.usd_per_mtok))

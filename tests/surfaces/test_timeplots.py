@@ -90,3 +90,11 @@ def test_tokens_per_mw_by_system():
         tk.plot_tokens_per_mw([])
     with pytest.raises(tk.TokenomicsError, match="expected a Facility"):
         tk.plot_tokens_per_mw([D8])
+
+
+def test_the_facility_figures_take_a_grid_of_budgets():
+    g = tk.facility("gb300-nvl72", np.array([[1e6, 2e6], [5e6, 1e7]]), 1000.0, device_price=3.0)
+    ax = tk.plot_cost_waterfall(g, 3)                       # the 10 MW budget, in C order
+    assert "10 MW" in ax.get_title()
+    bars = _by_gid(tk.plot_tokens_per_mw([g]), "system")
+    assert bars[0].get_height() == pytest.approx(float(g.tokens_per_s_per_mw[0, 0]))

@@ -145,8 +145,8 @@ class Facility(Result):
         -------
         pandas.DataFrame
             One row per part (the device-hour's parts, then ``stranded``, ``spares``), one
-            column per power budget (its MW at the meter); the rows add up to
-            :attr:`usd_per_mtok`. Inf where no replica fits.
+            column per power budget (its MW at the meter; budgets of more than one dimension
+            in C order); the rows add up to :attr:`usd_per_mtok`. Inf where no replica fits.
 
         Examples
         --------
@@ -155,10 +155,13 @@ class Facility(Result):
         >>> round(float(w.iloc[:, 0].sum()), 4), round(float(w.loc["rental"].iloc[0]), 4)
         (0.8333, 0.8333)
         """
-        spare = np.asarray(self.spare_replicas, float) * self.devices_per_replica
-        stranded = np.asarray(self.stranded_devices, float)
-        serve = np.asarray(self.devices, float) - stranded - spare
-        tok = np.asarray(self.tokens_per_s, float)
+        def flat(x: Any) -> np.ndarray:           # budgets of any shape, in C order
+            return np.ravel(np.asarray(x, float))
+
+        spare = flat(self.spare_replicas) * self.devices_per_replica
+        stranded = flat(self.stranded_devices)
+        serve = flat(self.devices) - stranded - spare
+        tok = flat(self.tokens_per_s)
 
         def per_mtok(devices: np.ndarray, usd_h: float) -> np.ndarray:
             hourly = devices * usd_h * (1e6 / 3600.0)
@@ -167,8 +170,8 @@ class Facility(Result):
         rows = {k: per_mtok(serve, v) for k, v in self.cost_parts.items()}
         rows["stranded"] = per_mtok(stranded, self.usd_per_device_hour)
         rows["spares"] = per_mtok(spare, self.usd_per_device_hour)
-        cols = [f"{mw:g} MW" for mw in np.atleast_1d(self.power_w) / 1e6]
-        return pd.DataFrame({k: np.atleast_1d(v) for k, v in rows.items()}, index=cols).T
+        cols = [f"{mw:g} MW" for mw in flat(self.power_w) / 1e6]
+        return pd.DataFrame(rows, index=cols).T
 
     def with_spares(self, sla: Any, *, failures_per_device_hour: Any = None,
                     repair_hours: Any = None) -> Facility:

@@ -154,7 +154,8 @@ def plot_cost_waterfall(facility: Any, index: int = 0, ax: Axes | None = None) -
         From :func:`tokenomics.facility` (:meth:`~tokenomics.economics.factory.Facility.with_spares`
         for the spares' share).
     index : int
-        Which power budget of a vectorised facility, from 0 (default the first).
+        Which power budget of a vectorised facility, from 0 (default the first; budgets of
+        more than one dimension in C order).
     ax : matplotlib.axes.Axes, optional
 
     Returns
@@ -213,7 +214,7 @@ def plot_tokens_per_mw(facilities: Any, ax: Axes | None = None) -> Axes:
     ----------
     facilities : Facility or iterable of Facility
         From :func:`tokenomics.facility`, e.g. one per system at the same power budget;
-        each bar reads a facility's first budget.
+        each bar reads a facility's first budget (in C order).
     ax : matplotlib.axes.Axes, optional
 
     Returns
@@ -243,8 +244,8 @@ def plot_tokens_per_mw(facilities: Any, ax: Axes | None = None) -> Axes:
     for f in items:
         _check(f, "Facility", "tk.facility")
     ax = axes_or_new(ax, (7.0, 4.0))
-    per_mw = [float(np.atleast_1d(f.tokens_per_s_per_mw)[0]) for f in items]
-    cost = [float(np.atleast_1d(f.usd_per_mtok)[0]) for f in items]
+    per_mw = [float(np.ravel(f.tokens_per_s_per_mw)[0]) for f in items]
+    cost = [float(np.ravel(f.usd_per_mtok)[0]) for f in items]
     for i, (y, c, col) in enumerate(zip(per_mw, cost, series_colours(len(items)),
                                         strict=True)):
         ax.bar(i, y, color=col, gid="system")
