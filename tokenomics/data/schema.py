@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from tokenomics.core.errors import CatalogError
+from tokenomics.core.dtypes import dtype
+from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.catalog import Source, read_toml, sourced_quantity
+from tokenomics.data.lengths import request_lengths
 from tokenomics.data.specs import SCALE_UP_TOPOLOGIES
 
 #: What a field may hold: a sourced quantity, a quantity or ``"not published"``, a text, one
@@ -455,9 +457,6 @@ def _text(name: str, meaning: str, required: bool = True) -> Field:
 
 
 def _known_formats(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
-    from tokenomics.core.dtypes import dtype
-    from tokenomics.core.errors import TokenomicsError
-
     for name in ("weight_dtype", "kv_dtype", "expert_dtype", "compute_dtype"):
         x = v.get(name)
         if x or name in ("weight_dtype", "kv_dtype"):
@@ -468,9 +467,6 @@ def _known_formats(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) 
 
 
 def _bundled_workload(v: Mapping[str, Any], fail: Callable[[str, str], Exception]) -> None:
-    from tokenomics.core.errors import TokenomicsError
-    from tokenomics.data.lengths import request_lengths
-
     if v.get("workload"):
         try:
             request_lengths(v["workload"])
