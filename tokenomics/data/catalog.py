@@ -757,7 +757,7 @@ def data_sources(folder: Path) -> dict[str, Source]:
 
 
 def sourced_quantity(raw: Any, field: str, path: Path | str, to: str, lo: float, hi: float,
-                     sources: Mapping[str, Source]) -> float:
+                     sources: Mapping[str, Source], *, link: bool = False) -> float:
     """Parse one ``{value, unit, source[, note]}`` table of a data file into ``to`` units.
 
     Parameters
@@ -774,6 +774,9 @@ def sourced_quantity(raw: Any, field: str, path: Path | str, to: str, lo: float,
         Plausible range in ``to`` units.
     sources : Mapping
         Bibliography (see :func:`data_sources`); the ``source`` key must be in it.
+    link : bool
+        A bandwidth that states ``direction`` (``"per_direction"`` or ``"bidirectional"``):
+        returned per direction (a bidirectional figure halved), the range checked on that.
 
     Returns
     -------
@@ -787,7 +790,7 @@ def sourced_quantity(raw: Any, field: str, path: Path | str, to: str, lo: float,
     """
     f = _File(Path(path), sources)
     v = f.quantity({field.rsplit(".", 1)[-1]: raw}, field.rsplit(".", 1)[-1],
-                   field.rsplit(".", 1)[0] if "." in field else "", to, lo, hi)
+                   field.rsplit(".", 1)[0] if "." in field else "", to, lo, hi, link=link)
     if v is None:
         raise CatalogError(f"{path}: field {field}: a number is required here, got {raw!r}")
     return v

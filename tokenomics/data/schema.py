@@ -176,16 +176,11 @@ def _quantity(f: Field, v: Mapping[str, Any], path: Path, dotted: str,
               sources: Mapping[str, Source], fail: Callable[[str, str], CatalogError]) -> Any:
     """A sourced quantity in the field's unit: per direction where ``directed``, an int where
     ``whole``."""
-    if not f.directed:
-        x = sourced_quantity(v, dotted, path, f.unit, f.lo, f.hi, sources)
-    else:
-        if not isinstance(v, Mapping) or v.get("direction") not in ("per_direction",
-                                                                     "bidirectional"):
-            raise fail(f.name + ".direction", 'a bandwidth needs direction = "per_direction" '
-                                              'or "bidirectional"')
-        rest = {k: x for k, x in v.items() if k != "direction"}
-        x = sourced_quantity(rest, dotted, path, f.unit, f.lo, f.hi, sources)
-        x = x / 2 if v["direction"] == "bidirectional" else x
+    if f.directed and (not isinstance(v, Mapping) or v.get("direction") not in (
+            "per_direction", "bidirectional")):
+        raise fail(f.name + ".direction", 'a bandwidth needs direction = "per_direction" '
+                                          'or "bidirectional"')
+    x = sourced_quantity(v, dotted, path, f.unit, f.lo, f.hi, sources, link=f.directed)
     if f.whole:
         if x != int(x):
             raise fail(f.name, f"must be a whole number, got {x!r}")
@@ -410,10 +405,14 @@ RETENTION = Schema(
     ), meaning="the retention policy's default ([retention] of kv_tiers.toml)")
 
 #: The file kinds read through this engine, by name.
+def _count(name: str, lo: float, hi: float, meaning: str, required: bool = True) -> Field:
+    return Field(name, kind="count", unit="count", lo=lo, hi=hi, required=required,
+                 meaning=meaning)
+
+
 def _counts(*names: str, required: bool = True, hi: float = 1e7,
             what: str = "") -> tuple[Field, ...]:
-    return tuple(Field(n, kind="count", unit="count", lo=1, hi=hi, required=required,
-                       meaning=what or n) for n in names)
+    return tuple(_count(n, 1, hi, what or n, required) for n in names)
 
 
 #: ``measurements/measured.toml``: published measurements against the roofline bound, one
@@ -445,11 +444,6 @@ MEASUREMENTS = Schema(
               meaning="held out for independent validation (MLPerf v5.1 and later)"),
     ), array="row", meaning="published measurements against the roofline bound",
     min_entries=1)
-
-
-def _count(name: str, lo: float, hi: float, meaning: str, required: bool = True) -> Field:
-    return Field(name, kind="count", unit="count", lo=lo, hi=hi, required=required,
-                 meaning=meaning)
 
 
 def _text(name: str, meaning: str, required: bool = True) -> Field:
