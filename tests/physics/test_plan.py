@@ -235,3 +235,4 @@ def test_the_fast_paths_guards_take_no_array_for_an_option():
                  lambda: tk.steady_state(d, 16, 2048, 256, pool=np.array(["decode"]))):
         with pytest.raises(tk.TokenomicsError):
             call()
+

@@ -14,6 +14,9 @@ Modules
     The step engine: the time of one forward step from its operator costs.
 ``formulas``
     The per-unit cost formulas of a transformer step, each written once.
+``grid``
+    A decode over many (batch, context) points from a deployment's plan: the vector engine
+    on the plans' coefficients.
 ``kv``
     KV-cache bytes: per token, per layer, and for a context (windows and chunks honoured).
 ``memory``
@@ -131,6 +134,13 @@ _EXPORTS = {
     "DecodePlan": ".plan",
     "build_decode_plan": ".plan",
     "decode_plan": ".plan",
+    "decode_grid_plan": ".plan",
+    "DecodeGrid": ".grid",
+    "decode_grid": ".grid",
+    "GRID_POINTS": ".grid",
+    "GRID_BLOCK": ".grid",
+    "GRID_TABLE": ".grid",
+    "GRID_FIELDS": ".grid",
     "WARM_UP_CALLS": ".plan",
     "MixedPlan": ".plan",
     "build_mixed_plan": ".plan",
@@ -146,6 +156,6 @@ _EXPORTS = {
     "host_seconds": ".engine",
     "mixed_costs_over": ".operators",
 }
-_MODULES = ('collectives', 'engine', 'formulas', 'kv', 'lines', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
+_MODULES = ('collectives', 'engine', 'formulas', 'grid', 'kv', 'lines', 'memory', 'operators', 'params', 'plan', 'roofline', 'step',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -267,16 +267,24 @@ def decode_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodePlan | 
     return _kept(dep, "decode", build_decode_plan, reference)
 
 
+def decode_grid_plan(dep: Deployment, reference: Callable[..., Any]) -> DecodePlan | None:
+    """The deployment's plan for a decode over many points
+    (:data:`~tokenomics.physics.grid.GRID_POINTS` or more), built now when it has none (None
+    for a deployment without one); kept as :func:`decode_plan` keeps it."""
+    return _kept(dep, "decode", build_decode_plan, reference, now=True)
+
+
 def _kept(dep: Deployment, phase: str, build: Callable[..., Any],
-          reference: Callable[..., Any]) -> Any:
-    """A phase's plan kept on the frozen deployment, built at its WARM_UP_CALLS + 1st call."""
+          reference: Callable[..., Any], now: bool = False) -> Any:
+    """A phase's plan kept on the frozen deployment, built at its WARM_UP_CALLS + 1st call
+    (at once with ``now``)."""
     d = dep.__dict__
     key = f"_{phase}_plan"
     if key in d:
         return d[key]
     calls = d.get(f"_{phase}_calls", 0) + 1
     d[f"_{phase}_calls"] = calls
-    if calls <= WARM_UP_CALLS:
+    if calls <= WARM_UP_CALLS and not now:
         return None
     try:
         plan = build(dep, reference)

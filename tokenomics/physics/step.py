@@ -34,6 +34,7 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -52,9 +53,10 @@ from tokenomics.physics.engine import (
     operator_times,
     step_result,
 )
+from tokenomics.physics.grid import GRID_FIELDS, GRID_POINTS, decode_grid
 from tokenomics.physics.memory import ensure_fits, memory_fit
 from tokenomics.physics.operators import step_costs
-from tokenomics.physics.plan import decode_plan, prefill_plan
+from tokenomics.physics.plan import decode_grid_plan, decode_plan, prefill_plan
 
 
 @inputs(dep="deployment")
@@ -92,7 +94,11 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
     A scalar call (Python ``int`` batch and context, one new token) on a dense deployment
     takes a fast path after the deployment's first :data:`~tokenomics.physics.plan.WARM_UP_CALLS`
     scalar calls: its :class:`~tokenomics.physics.plan.DecodePlan`, equal to this engine to
-    1e-12 and checked against it when built (tests/physics/test_plan.py).
+    1e-12 and checked against it when built (tests/physics/test_plan.py). An array call of
+    :data:`~tokenomics.physics.grid.GRID_POINTS` points or more (one new token) is timed from
+    the same plan by :func:`~tokenomics.physics.grid.decode_grid`, equal to the engine to
+    1e-12 (tests/physics/test_grid.py). Sliding windows, linear or sparse attention and
+    pipeline stages keep the engine in both cases.
 
     References
     ----------
@@ -118,7 +124,55 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
             r = plan(batch, context_tokens)
             if r.fits or on_oom == "mark":
                 return r
+    elif (type(new_tokens) is int and new_tokens == 1 and isinstance(dep, Deployment)
+          and max(_points(batch), _points(context_tokens)) >= GRID_POINTS):
+        r = _decode_grid(dep, batch, context_tokens, on_oom)
+        if r is not None:
+            return r
     return decode_reference(dep, batch, context_tokens, on_oom, new_tokens)
+
+
+def _points(x: Any) -> int:
+    """Points an array argument holds, cheaply (1 for anything but an array or a list)."""
+    if isinstance(x, np.ndarray):
+        return int(x.size)
+    return len(x) if isinstance(x, list | tuple) else 1
+
+
+_BOUNDS = np.array(["memory", "compute"])
+
+
+def _decode_grid(dep: Deployment, batch: Any, context_tokens: Any,
+                 on_oom: OnOOM) -> StepResult | None:
+    """A decode over many points from the deployment's plan
+    (:func:`~tokenomics.physics.grid.decode_grid`), or None where the full engine must
+    answer: no plan, too few points, or a point that does not fit with ``on_oom="raise"``
+    (the engine's error names it)."""
+    check_deployment(dep, "decode")
+    check_on_oom(on_oom)
+    B = V.counts(batch, "batch")
+    C = V.counts(context_tokens, "context_tokens", unit="token")
+    V.context_within(dep.model, C, dep.allow_beyond_max_context)
+    shape = np.broadcast_shapes(B.shape, C.shape)
+    if math.prod(shape) < GRID_POINTS:
+        return None
+    plan = decode_grid_plan(dep, decode_reference)
+    if plan is None:
+        return None
+    g = decode_grid(plan, B, C)
+    if on_oom == "raise" and not g["fits"].all():
+        return None
+    time = g["time_s"]
+    b = np.broadcast_to(B, shape).ravel()
+    f = {k: g[k].reshape(shape) for k in GRID_FIELDS}
+    return StepResult(
+        phase="decode", **f, bound=_BOUNDS.take(g["compute_bound"].view(np.uint8)
+                                                ).reshape(shape),
+        tokens_per_s_per_user=(1.0 / time).reshape(shape),
+        tokens_per_s_per_device=(b / time / dep.n_devices).reshape(shape),
+        fits=g["fits"].reshape(shape), batch=np.broadcast_to(B, shape),
+        context_tokens=np.broadcast_to(C, shape), new_tokens=np.broadcast_to(1.0, shape),
+        efficiency=dep.efficiency.label)
 
 
 def decode_reference(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "raise",
