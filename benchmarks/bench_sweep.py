@@ -1,9 +1,9 @@
 """Benchmark: a Dask sweep's cost against its size, beside a bare numpy roofline, in one run.
 
-Run: ``python benchmarks/bench_sweep.py [max_points]`` (default 1e7; 1e8 and 1e9 take minutes
-to hours on one machine and are what a cluster is for: pass ``--scheduler tcp://host:8786``
-to use one). Needs the dask extra. Not part of the test suite. For each size it runs
-``tk.lazy_pareto(tk.sweep_lazy(...))`` over four dense deployments x batch x context and
+Run: ``python benchmarks/bench_sweep.py [max_points]`` (default 1e7; 1e8 and 1e9 take
+minutes on one machine; ``--local-cluster 2`` runs them on a distributed LocalCluster of two
+workers, ``--scheduler tcp://host:8786`` on a cluster, ``--progress`` shows the bar).
+Needs the dask extra. Not part of the test suite. For each size it runs ``tk.lazy_pareto(tk.sweep_lazy(...))`` over four dense deployments x batch x context and
 prints seconds, microseconds per point and the ratio to a plain numpy roofline over the same
 points measured in the same run (weights and KV streamed, FLOPs at peak: the least work any
 sweep must do). Memory stays flat: each chunk (2**20 points) is made, reduced to its
@@ -45,10 +45,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("max_points", nargs="?", type=float, default=1e7)
     ap.add_argument("--scheduler", default=None, help="a dask.distributed scheduler address")
+    ap.add_argument("--local-cluster", type=int, default=0, metavar="N",
+                    help="start a distributed LocalCluster of N single-threaded workers")
+    ap.add_argument("--progress", action="store_true", help="show Dask's progress bar")
     a = ap.parse_args()
-    if a.scheduler:
-        from distributed import Client
-        Client(a.scheduler)
+    if a.scheduler or a.local_cluster:
+        from distributed import Client, LocalCluster
+        Client(a.scheduler or LocalCluster(n_workers=a.local_cluster, threads_per_worker=1))
     print(f"{'points':>12} {'sweep s':>9} {'us/point':>9} {'numpy s':>9} {'ratio':>7} "
           f"{'pareto rows':>12}")
     n = 1e5
@@ -56,7 +59,7 @@ def main() -> None:
         B, C = _grid(int(n))
         pts = len(DEPS) * B.size * C.size
         t0 = time.perf_counter()
-        front = tk.lazy_pareto(tk.sweep_lazy(DEPS, B, C))
+        front = tk.lazy_pareto(tk.sweep_lazy(DEPS, B, C), progress=a.progress)
         ts = time.perf_counter() - t0
         t0 = time.perf_counter()
         _numpy_baseline(B, C)

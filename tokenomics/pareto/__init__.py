@@ -51,6 +51,7 @@ _EXPORTS = {
     "cheapest_at": ".queries",
     "sweep": ".queries",
     "sweep_points": ".queries",
+    "plain_strings": ".queries",
     "CHUNK_POINTS": ".fleet",
     "sweep_lazy": ".fleet",
     "lazy_pareto": ".fleet",

@@ -386,26 +386,55 @@ def sweep_points(dep: Any, batch: Any, context_tokens: Any, price: dict[str, Any
     The row builder of :func:`sweep` (and of each chunk of
     :func:`tokenomics.pareto.fleet.sweep_lazy`): ``price`` is the deployment's
     :func:`~tokenomics.pareto.inputs.price_columns`. Columns as :func:`sweep`'s, without
-    ``_deployment``.
+    ``_deployment``; the text columns (``bound``, ``label``, the configuration's names, the
+    price's tier and date) are categorical, a code per row rather than a string
+    (:func:`plain_strings` turns them back).
     """
     from tokenomics.physics.step import decode
 
-    r = decode(dep, batch, context_tokens, on_oom="mark").to_frame()
+    r = decode(dep, batch, context_tokens, on_oom="mark")
+    shape = np.shape(r.time_s)
+
+    def flat(v: Any) -> np.ndarray:
+        return np.ravel(np.broadcast_to(v, shape))
     p = price["price_usd_per_device_hour"]
-    df = pd.DataFrame({
-        "batch": r.batch, "context_tokens": r.context_tokens,
-        "step_time_s": r.step_time_s, "tokens_per_s_per_user": r.tokens_per_s_per_user,
-        "tokens_per_s_per_device": r.tokens_per_s_per_device, "bound": r.bound,
-        "fits": r.fits})
-    df["cost_usd_per_mtok"] = (
-        np.asarray(cost_per_million_tokens(p, df.tokens_per_s_per_device.to_numpy()))
-        if math.isfinite(p) else np.nan)
-    df["joules_per_token"] = (dep.hardware.tdp_w / df.tokens_per_s_per_device
-                              if dep.hardware.tdp_w else np.nan)
-    df["label"] = deployment_label(dep)
-    for k, v in {**config_columns(dep), **price}.items():
-        df[k] = v
+    per_dev = flat(r.tokens_per_s_per_device).astype(float)
+    n = per_dev.size
+    cols: dict[str, Any] = {
+        "batch": flat(r.batch), "context_tokens": flat(r.context_tokens),
+        "step_time_s": flat(r.time_s), "tokens_per_s_per_user": flat(r.tokens_per_s_per_user),
+        "tokens_per_s_per_device": per_dev, "bound": _labels(flat(r.bound), BOUNDS),
+        "fits": flat(r.fits),
+        "cost_usd_per_mtok": (np.asarray(cost_per_million_tokens(p, per_dev))
+                              if math.isfinite(p) else np.full(n, np.nan)),
+        "joules_per_token": (dep.hardware.tdp_w / per_dev if dep.hardware.tdp_w
+                             else np.full(n, np.nan))}
+    for k, v in {"label": deployment_label(dep), **config_columns(dep), **price}.items():
+        cols[k] = (pd.Categorical.from_codes(np.zeros(n, np.int8), [v]) if isinstance(v, str)
+                   else np.full(n, v))
+    return pd.DataFrame(cols)
+
+
+def plain_strings(df: pd.DataFrame) -> pd.DataFrame:
+    """A sweep frame with its categorical columns (:func:`sweep_points`' labels) as plain
+    strings, in place; returned."""
+    for k in df.columns:
+        if isinstance(df[k].dtype, pd.CategoricalDtype):
+            df[k] = df[k].astype(str)
     return df
+
+
+#: The values of a sweep's ``bound`` column.
+BOUNDS = ("memory", "compute")
+
+
+def _labels(values: np.ndarray, categories: tuple[str, ...]) -> pd.Categorical:
+    """Strings drawn from a few ``categories`` as a categorical column (each row a code,
+    not a string object: a million-row chunk of a sweep stays cheap to build)."""
+    codes = np.zeros(values.shape, np.int8)
+    for i, cat in enumerate(categories[1:], start=1):
+        codes[values == cat] = i
+    return pd.Categorical.from_codes(codes, list(categories))
 
 
 def sweep(deployments: Any, batch: Any, context_tokens: Any,
@@ -447,6 +476,6 @@ def sweep(deployments: Any, batch: Any, context_tokens: Any,
         df = sweep_points(dep, batch, context_tokens, price_columns(priced.get(dep.hardware.id)))
         df["_deployment"] = [dep] * len(df)
         frames.append(df)
-    out = pd.concat(frames, ignore_index=True)
+    out = plain_strings(pd.concat(frames, ignore_index=True))
     out.attrs["price_basis"] = as_price_basis(price_basis).label
     return out
