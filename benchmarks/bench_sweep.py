@@ -4,10 +4,11 @@ Run: ``python benchmarks/bench_sweep.py [max_points]`` (default 1e7; 1e8 and 1e9
 minutes on one machine; ``--local-cluster 2`` runs them on a distributed LocalCluster of two
 workers, ``--scheduler tcp://host:8786`` on a cluster, ``--progress`` shows the bar).
 Needs the dask extra. Not part of the test suite. For each size it runs
-``tk.lazy_pareto(tk.sweep_lazy(...))`` over four dense deployments x batch x context and prints seconds, microseconds per point and the ratio to a plain numpy roofline over the same
-points measured in the same run (weights and KV streamed, FLOPs at peak: the least work any
-sweep must do). Memory stays flat: each chunk (2**20 points) is made, reduced to its
-non-dominated points and dropped.
+``tk.lazy_pareto(tk.sweep_lazy(...))`` over four dense deployments x batch x context and
+prints seconds, microseconds per point and the ratio to a plain numpy roofline over the
+same points measured in the same run (weights and KV streamed, FLOPs at peak: the least
+work any sweep must do). Memory stays flat: each chunk (2**20 points) is made, reduced to
+its non-dominated points and dropped.
 """
 
 from __future__ import annotations
