@@ -45,6 +45,26 @@ def test_commands_run(args, capsys):
     assert capsys.readouterr().out.strip()
 
 
+def test_facility_waterfall_adds_up_to_the_facilitys_cost(tmp_path, capsys):
+    # Issue 29: the cost waterfall from the command line. At $3 a device-hour each serving
+    # device-hour sells 3,600 x r tokens, so the rental part is 3 / (3,600 r) x 1e6 USD/Mtok
+    # for r output tokens/s per device (the title states r); the parts add up to the plain
+    # table's usd_per_mtok at each budget.
+    args = ["facility", "llama-3.1-70b", "hgx-b200", "--tp", "8", "--power-mw", "1", "10",
+            "--price", "3", "--sla", "0.999"]
+    w, t = tmp_path / "w.csv", tmp_path / "t.csv"
+    assert main([*args, "--waterfall", "--csv", str(w)]) == 0
+    rate = float(capsys.readouterr().err.split(" output tok/s per device")[0].split()[-1])
+    assert main([*args, "--csv", str(t)]) == 0
+    parts = pd.read_csv(w).set_index("part")[["1 MW", "10 MW"]]    # one column per budget
+    table = pd.read_csv(t)
+    assert list(parts.index) == ["rental", "stranded", "spares", "total"]
+    assert parts.loc["rental"].to_numpy() == pytest.approx(3 / (3600 * rate) * 1e6, rel=1e-3)
+    assert parts.loc["total"].to_numpy() == pytest.approx(table.usd_per_mtok.to_numpy())
+    assert parts.drop("total").sum().to_numpy() == pytest.approx(table.usd_per_mtok.to_numpy())
+    assert (parts.loc["spares"] > 0).all()          # an SLA holds replicas back
+
+
 def test_retention_shows_the_stated_default_beside_gpu_time_only(tmp_path, capsys):
     # S62 on the source's session: 119,000 tokens x 327,680 B = 39.0 GB of KV on 8 x H100.
     csv = tmp_path / "r.csv"

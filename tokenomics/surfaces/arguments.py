@@ -253,6 +253,8 @@ def _facility(sub: Any, run: Callable[..., Any]) -> None:
                    "may be down at once are held as spares (Llama 3's failure rate)")
     f.add_argument("--repair-hours", type=float, help="mean hours to restore a failed replica "
                    "(default: the library's stated assumption)")
+    f.add_argument("--waterfall", action="store_true", help="the cost per million tokens part "
+                   "by part (device-hour parts, stranded devices, spares) at each power")
     _output_arguments(f)
     f.set_defaults(func=run)
 

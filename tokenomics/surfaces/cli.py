@@ -495,7 +495,10 @@ def cmd_cost(a: argparse.Namespace) -> None:
 
 
 def cmd_facility(a: argparse.Namespace) -> None:
-    """``tokenomics facility``: systems, output, cost and margin of a facility by its power."""
+    """``tokenomics facility``: systems, output, cost and margin of a facility by its power
+    (``--waterfall``: its cost per million tokens part by part)."""
+    import pandas as pd
+
     import tokenomics as tk
     from tokenomics.data.systems import system
 
@@ -517,9 +520,16 @@ def cmd_facility(a: argparse.Namespace) -> None:
         f = f.with_spares(a.sla, repair_hours=a.repair_hours)
     elif a.repair_hours is not None:
         raise tk.TokenomicsError("--repair-hours needs --sla (the availability target)")
-    df = f.to_frame()[["power_w", "systems", "devices", "replicas", "stranded_devices",
-                       "spare_replicas", "draw_w", "tokens_per_s", "tokens_per_day", "usd_per_hour",
-                       "usd_per_mtok", "wh_per_mtok", "revenue_usd_per_day", "margin"]]
+    if a.waterfall:      # USD/Mtok by part, one column per budget; the rows add up
+        w = f.cost_waterfall()
+        df = w.rename_axis("part").reset_index()
+        total = pd.DataFrame([["total", *w.sum(axis=0)]], columns=df.columns)
+        df = pd.concat([df, total], ignore_index=True)
+    else:
+        df = f.to_frame()[["power_w", "systems", "devices", "replicas", "stranded_devices",
+                           "spare_replicas", "draw_w", "tokens_per_s", "tokens_per_day",
+                           "usd_per_hour", "usd_per_mtok", "wh_per_mtok", "revenue_usd_per_day",
+                           "margin"]]
     _emit(df, a, f"facility: {s.id} ({s.devices} x {s.device.id}, {f.system_power_w / 1e3:g} "
           f"kW a system, PUE {f.pue:g}) serving {d.model.id} in replicas of {d.n_devices} "
           f"(tp={d.tp}) at {a.concurrency} sequences, {a.input} in / {a.output} out: "
