@@ -26,9 +26,12 @@ DEPS = [tk.Deployment("llama-3.1-8b", "h100-sxm"), tk.Deployment("llama-3.1-8b",
 
 
 def _grid(points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Batches and contexts of about ``points`` points over the deployments (the contexts
+    whole and distinct, the batches filling the rest)."""
     n_ctx = max(1, int(round(np.sqrt(points / len(DEPS) / 4))))
-    n_b = max(1, points // len(DEPS) // n_ctx)
-    return np.arange(1, n_b + 1), np.unique(np.geomspace(128, 131_072, n_ctx).round())
+    C = np.unique(np.geomspace(128, 131_072, n_ctx).round())
+    n_b = max(1, points // len(DEPS) // C.size)
+    return np.arange(1, n_b + 1), C
 
 
 def _numpy_baseline(B: np.ndarray, C: np.ndarray) -> None:
@@ -49,13 +52,14 @@ def main() -> None:
     ap.add_argument("--local-cluster", type=int, default=0, metavar="N",
                     help="start a distributed LocalCluster of N single-threaded workers")
     ap.add_argument("--progress", action="store_true", help="show Dask's progress bar")
+    ap.add_argument("--start", type=float, default=1e5, help="the first size (default 1e5)")
     a = ap.parse_args()
     if a.scheduler or a.local_cluster:
         from distributed import Client, LocalCluster
         Client(a.scheduler or LocalCluster(n_workers=a.local_cluster, threads_per_worker=1))
     print(f"{'points':>12} {'sweep s':>9} {'us/point':>9} {'numpy s':>9} {'ratio':>7} "
           f"{'pareto rows':>12}")
-    n = 1e5
+    n = a.start
     while n <= a.max_points * 1.0001:
         B, C = _grid(int(n))
         pts = len(DEPS) * B.size * C.size
