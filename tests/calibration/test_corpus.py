@@ -101,6 +101,20 @@ def test_runtime_caps_are_per_attention_data_parallel_rank():
     assert concurrency(r, dep) == min(fit, 8 * bs, int(8 * tok / (1 + r.isl / r.osl)), 3000)
 
 
+def test_tensorrt_llms_attention_dp_rows_run_their_mlps_data_parallel():
+    # TensorRT-LLM's model code, under enable_attention_dp: "If using attention DP, the MLP
+    # also uses DP instead of TP" (mlp_tp_size = 1, modeling_deepseekv3.py), and the Llama 4
+    # shared expert and dense MLPs take overridden_tp_size=1 (modeling_llama.py). Its
+    # attention-DP rows take that layout; rows of other engines, or without attention DP,
+    # keep the dense layers split over tp.
+    for row in ROWS.values():
+        dep = row.deployment()
+        want = bool(row.attn_dp and row.tp > 1 and row.engine == "trtllm")
+        assert dep.mlp_data_parallel is want, row.id
+    p112 = ROWS["P112"].deployment()        # Llama 4 Maverick FP8 on 8 H100s, attention DP
+    assert p112.mlp_copies == 8 and p112.dp_attention == 8
+
+
 def test_a_finite_run_holds_at_most_its_requests():
     # TensorRT-LLM's perf-overview runs trtllm-bench on a dataset of $num_requests requests
     # ("Reproducing Benchmarked Results": 3,000 at 1,000/1,000 and 1,024/1,024, 1,500 at

@@ -89,6 +89,7 @@ def test_memory_fit_frame():
 # ---- pooled device counts: a Deployment, or release 0.1's loose arguments ------------------
 from tokenomics.data.workload import accepts_legacy_forms  # noqa: E402
 from tokenomics.physics.memory import MemoryBudget, devices_needed, min_devices, weight_bytes  # noqa: E402
+from tokenomics.physics.operators import step_costs  # noqa: E402
 
 # The source's convention (S15): 80 GB = 80e9 B per H100, passed explicitly; the catalog's
 # H100 has 80 GiB physical and 81,559 MiB visible (test_visible_memory_sizes_the_budget).
@@ -275,3 +276,42 @@ def test_memory_fit_frame_carries_its_inputs_as_whole_numbers():
     assert f.batch.tolist() == [1, 8] and f.batch.dtype.kind == "i"
     # KV: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B/token x 4,096 x 8 sequences
     assert f.kv_bytes.iloc[1] == 131_072 * 4096 * 8
+
+
+def test_mlp_data_parallel_holds_the_dense_ffn_shared_experts_and_router_per_group():
+    # DeepSeek-V3 in FP8 over 8 GPUs with attention DP 8, as TensorRT-LLM runs it: each rank
+    # holds the dense FFN, shared experts and router whole. By hand from config.json
+    # (hidden 7,168; 3 dense layers of intermediate 18,432; 58 MoE layers with one shared
+    # expert of 2,048 and a 256-expert router with its correction bias), at 1 byte each:
+    dense = 3 * 3 * 7168 * 18432            # 1,189,085,184
+    shared = 58 * 3 * 7168 * 2048           # 2,554,331,136
+    router = 58 * (256 * 7168 + 256)        #   106,445,312
+    kw = dict(tp=8, ep=8, dp_attention=8, weight_dtype="fp8", compute_dtype="fp8")
+    split = tk.Deployment("deepseek-v3", "h200", **kw)
+    whole = split.with_(mlp_data_parallel=True)
+    extra = tk.weight_bytes_per_device(whole) - tk.weight_bytes_per_device(split)
+    assert extra == pytest.approx((dense + shared + router) * (8 - 1) / 8, rel=1e-12)
+    assert whole.mlp_copies == 8 and split.mlp_copies == 1
+    # each rank reads its own copy once a step: 8x the dense FFN's weight bytes
+    d_split = {o.name: o for o in step_costs(split, 64, 1, 4096, 1)}
+    d_whole = {o.name: o for o in step_costs(whole, 64, 1, 4096, 1)}
+    assert float(d_whole["ffn_dense"].weight_bytes) == pytest.approx(8 * dense, rel=1e-12)
+    assert float(d_split["ffn_dense"].weight_bytes) == pytest.approx(dense, rel=1e-12)
+    assert float(d_whole["moe_experts"].weight_bytes) == float(d_split["moe_experts"].weight_bytes)
+    assert float(d_whole["ffn_dense"].flops) == float(d_split["ffn_dense"].flops)
+
+
+def test_mlp_data_parallel_drops_the_dense_layers_all_reduce_over_the_stage():
+    # With one device per attention group the dense layers need no all-reduce at all; split
+    # over the stage, each of DeepSeek-V3's 3 dense layers all-reduces over tp = 8.
+    kw = dict(tp=8, ep=8, dp_attention=8, weight_dtype="fp8", compute_dtype="fp8")
+    split = tk.Deployment("deepseek-v3", "h200", **kw)
+    names = {c.name: c.calls for c in tk.step_comm(split, 64, 1, 1, "decode")}
+    assert names["tp_ffn_allreduce"] == 3
+    whole = {c.name for c in tk.step_comm(split.with_(mlp_data_parallel=True), 64, 1, 1,
+                                          "decode")}
+    assert "tp_ffn_allreduce" not in whole and "ep_dispatch" in whole
+    with pytest.raises(tk.TokenomicsError, match="needs dp_attention > 1"):
+        tk.Deployment("deepseek-v3", "h200", tp=8, ep=8, mlp_data_parallel=True)
+    with pytest.raises(tk.TokenomicsError, match="mlp_data_parallel must be True or False"):
+        split.with_(mlp_data_parallel="yes")

@@ -177,7 +177,9 @@ class CorpusRow:
                            self.hardware, self.expert_dtype or self.weight_dtype),
                        efficiency=efficiency, usable_memory_fraction=1.0,
                        redundant_experts=self.redundant_experts,
-                       comm_overlap=self.comm_overlap, engine=self.engine)
+                       comm_overlap=self.comm_overlap, engine=self.engine,
+                       mlp_data_parallel=bool(self.attn_dp and self.tp > 1
+                                              and self.engine in MLP_DP_ENGINES))
         if memory_fraction >= 1.0:
             return d
         cap = d.hardware.mem_usable_bytes
@@ -309,6 +311,12 @@ def runtime_caps(row: CorpusRow, dep: Deployment) -> tuple[int, int]:
                                  row.pp)
     return max(row.runtime_max_batch, 0), max(row.runtime_max_num_tokens, 0)
 
+
+#: Engines that run the dense FFN layers and shared experts data-parallel whenever attention
+#: runs data-parallel (``Deployment.mlp_data_parallel``): TensorRT-LLM's model code sets
+#: ``mlp_tp_size = 1`` / ``overridden_tp_size=1`` for them under ``enable_attention_dp``
+#: (tensorrt_llm/_torch/models/modeling_deepseekv3.py, modeling_llama.py).
+MLP_DP_ENGINES = ("trtllm",)
 
 #: Engines whose scheduler reserves a sequence's whole final length when it admits it
 #: (TensorRT-LLM's default capacity policy ``GUARANTEED_NO_EVICT``); the others allocate

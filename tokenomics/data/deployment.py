@@ -72,6 +72,15 @@ class Deployment:
         every ``batch`` / ``concurrency`` argument of the library counts the sequences of the
         whole replica, never of one attention rank; each rank serves ``batch / dp_attention``
         of them (DeepSeek's decode on EP144: ~88 sequences per GPU is ``batch=12_700``).
+    mlp_data_parallel : bool
+        With attention data parallelism, run the dense FFN layers, the shared experts and the
+        router data-parallel too (default False): each attention group holds them whole
+        (split over its ``tp / dp_attention`` devices) and runs them on its own sequences,
+        so they need no all-reduce over the stage but take ``dp_attention`` times the
+        memory and are read once per group. TensorRT-LLM runs them so whenever attention DP
+        is on (its DeepSeek-V3 layers: "If using attention DP, the MLP also uses DP instead
+        of TP"; its Llama 4 shared expert and dense MLPs: ``overridden_tp_size=1``). Needs
+        ``dp_attention > 1``.
     weight_dtype : str, optional
         Weight format; default the model's released format.
     expert_dtype : str, optional
@@ -160,6 +169,7 @@ class Deployment:
     allreduce_algorithm: str = "auto"
     redundant_experts: int = 0
     engine: str | None = None
+    mlp_data_parallel: bool = False
 
     def __repr__(self) -> str:
         return deployment_repr(self)
@@ -186,6 +196,12 @@ class Deployment:
         self._resolve_formats()
         self._check_memory_budget()
         self._check_compute_format()
+
+    @property
+    def mlp_copies(self) -> int:
+        """Copies of the dense FFN, shared experts and router the stage holds:
+        ``dp_attention`` with :attr:`mlp_data_parallel`, else 1."""
+        return self.dp_attention if self.mlp_data_parallel else 1
 
     @property
     def stack(self) -> str:
@@ -297,6 +313,13 @@ class Deployment:
         if self.tp % self.dp_attention:
             raise TokenomicsError(
                 f"dp_attention={self.dp_attention} must divide tp={self.tp}")
+        if not isinstance(self.mlp_data_parallel, (bool, np.bool_)):
+            raise TokenomicsError(f"mlp_data_parallel must be True or False, got "
+                                  f"{self.mlp_data_parallel!r}")
+        if self.mlp_data_parallel and self.dp_attention == 1:
+            raise TokenomicsError("mlp_data_parallel runs the dense FFN and shared experts "
+                                  "data-parallel beside attention data parallelism; it needs "
+                                  "dp_attention > 1 (got 1)")
         atp = self.attention_tp
         if a.num_q_heads % atp:
             raise TokenomicsError(

@@ -518,7 +518,9 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
     -------
     list of CommCost
         ``tp_attention_allreduce`` (one per layer, attention TP > 1), ``tp_ffn_allreduce`` (one
-        per dense layer, and per MoE layer when ``ep == 1``), ``ep_dispatch`` and
+        per dense layer, and per MoE layer when ``ep == 1``; with ``mlp_data_parallel`` the
+        dense layers' over each attention group and the MoE layers' as
+        ``tp_moe_allreduce``), ``ep_dispatch`` and
         ``ep_combine`` all-to-alls (one each per MoE layer, ``ep > 1``),
         ``ep_allgather`` (tokens back to every attention-TP rank), ``lm_head_allgather``
         (vocabulary-parallel logits), ``pp_send`` (stage to stage).
@@ -564,8 +566,14 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
         out.append(CommCost(name, calls, msg, group, t))
 
     add("tp_attention_allreduce", L, N / dp * h * act, atp, group_allreduce_time)
-    ffn_layers = m.num_dense_layers + (Lm if dep.ep == 1 else 0)
-    add("tp_ffn_allreduce", ffn_layers, N * h * act, tp, group_allreduce_time)
+    if dep.mlp_data_parallel:        # dense layers within each attention group, as attention
+        add("tp_ffn_allreduce", m.num_dense_layers, N / dp * h * act, atp,
+            group_allreduce_time)
+        add("tp_moe_allreduce", Lm if dep.ep == 1 else 0, N * h * act, tp,
+            group_allreduce_time)
+    else:
+        ffn_layers = m.num_dense_layers + (Lm if dep.ep == 1 else 0)
+        add("tp_ffn_allreduce", ffn_layers, N * h * act, tp, group_allreduce_time)
     if dep.ep > 1 and m.moe is not None:
         # dispatch at the experts' compute format where it is narrower (FP8 quantised before
         # sending, as DeepEP does), combine at the activation format; one copy of a token

@@ -113,9 +113,10 @@ def weight_bytes_per_device(dep: Deployment) -> float:
     parallelism (``dp_attention``) keeps one copy of the attention projections, norms,
     embedding and LM head per attention group (the embedding and LM head at
     ``dep.embedding_dtype``, routed experts at ``dep.expert_dtype``, the rest at
-    ``dep.weight_dtype``):
+    ``dep.weight_dtype``), and of the dense FFN, shared experts and router too with
+    ``mlp_data_parallel`` (:math:`c` = :attr:`~tokenomics.Deployment.mlp_copies`):
 
-    .. math:: W_\mathrm{dev} = \frac{d_{attn} W_{attn} + W_{rest}}{tp \cdot pp}
+    .. math:: W_\mathrm{dev} = \frac{d_{attn} W_{attn} + c\,W_{mlp} + W_{routed}}{tp \cdot pp}
 
     with the routed experts in :math:`W_{rest}` counted :math:`(E + r)/E` times when the
     deployment holds ``redundant_experts`` :math:`r`.
@@ -132,9 +133,10 @@ def weight_bytes_per_device(dep: Deployment) -> float:
     w = bytes_per_element(dep.weight_dtype)
     attn_like = ((b["attention"] + b["norms"]) * w
                  + (b["embedding"] + b["lm_head"]) * bytes_per_element(dep.embedding_dtype))
-    rest = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w + \
-        b["routed_experts"] * redundancy_factor(dep) * bytes_per_element(dep.expert_dtype)
-    return float((attn_like * dep.dp_attention + rest) / dep.n_devices)
+    mlp = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+    routed = b["routed_experts"] * redundancy_factor(dep) * bytes_per_element(dep.expert_dtype)
+    return float((attn_like * dep.dp_attention + mlp * dep.mlp_copies + routed)
+                 / dep.n_devices)
 
 
 def redundancy_factor(dep: Deployment) -> float:

@@ -287,10 +287,11 @@ def _linear_core(dep: Deployment, s: _Step) -> tuple[Any, Any, Any]:
 
 
 def _dense_ffn(dep: Deployment, s: _Step) -> OpCost:
-    """The dense FFN of the non-MoE layers."""
+    """The dense FFN of the non-MoE layers (one copy per attention group, each read once a
+    step, with ``mlp_data_parallel``)."""
     m = dep.model
     h, Ld, inter, N = m.hidden_size, m.num_dense_layers, m.intermediate_size, s.N
-    w = bytes_per_element(dep.weight_dtype)
+    w = bytes_per_element(dep.weight_dtype) * dep.mlp_copies
     act = bytes_per_element(dep.act_dtype)
     p_ffn = ffn_params(m, inter)
     ffn_io = (2 * h + (3 if m.gated_ffn else 2) * inter) * act
@@ -303,7 +304,8 @@ def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
 
     Routed experts: FLOPs for ``top_k`` per token, weight bytes for the distinct experts the
     step's N tokens touch (:func:`~tokenomics.physics.formulas.distinct_experts` over the
-    ``E + r`` physical experts when the deployment holds redundant copies).
+    ``E + r`` physical experts when the deployment holds redundant copies). The router and
+    shared experts: one copy per attention group with ``mlp_data_parallel``.
     """
     m = dep.model
     Lm = m.num_moe_layers
@@ -313,7 +315,7 @@ def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
                 for n in ("moe_router", "moe_shared", "moe_experts")]
     moe = m.moe
     h, N = m.hidden_size, s.N
-    w = bytes_per_element(dep.weight_dtype)
+    w = bytes_per_element(dep.weight_dtype) * dep.mlp_copies
     we = bytes_per_element(dep.expert_dtype)
     act = bytes_per_element(dep.act_dtype)
     E, k = moe.num_experts, moe.top_k

@@ -122,6 +122,9 @@ def _deployment_arguments(p: argparse.ArgumentParser, hardware: bool = True) -> 
                    help="expert parallelism: 1 (experts tensor-parallel) or equal to --tp")
     p.add_argument("--dp-attention", type=int, default=1,
                    help="attention data-parallel degree inside a stage (divides --tp)")
+    p.add_argument("--mlp-data-parallel", action="store_true",
+                   help="with --dp-attention, run the dense FFN and shared experts "
+                        "data-parallel too (as TensorRT-LLM does)")
     p.add_argument("--overlap", type=float, default=0.0,
                    help="fraction of communication hidden behind compute (default 0)")
     p.add_argument("--allreduce", default="auto",
