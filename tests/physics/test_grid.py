@@ -104,3 +104,17 @@ def test_the_knots_of_a_single_device_decode_are_its_weight_gemms_ridge_batches(
     assert len(g.knots) == 4
     assert (g.knots > 989.4 / 3.35).all() and (g.knots < 2 * 989.4 / 3.35).all()
     assert (np.diff(g.knots) > 0).all()
+
+
+@pytest.mark.parametrize("i", [0, 5, len(GRIDS) - 1])
+def test_once_a_plan_is_built_small_arrays_and_odd_scalars_take_it_and_agree(i):
+    # a deployment that holds its plan times any array from it (and numpy scalars, which
+    # miss the plain-int fast path): the same values and types as the engine's
+    d = GRIDS[i]
+    assert decode_grid_plan(d, decode_reference) is not None
+    for b, c in ((np.array([1, 8, 300]), 4096), (np.int64(16), np.int64(2048)),
+                 ([[2], [64]], [1000, 8000])):
+        got, want = tk.decode(d, b, c, on_oom="mark"), decode_reference(d, b, c, on_oom="mark")
+        _same_grid(got, want)
+        for f in FIELDS + ("bound", "fits"):
+            assert type(getattr(got, f)) is type(getattr(want, f)), f

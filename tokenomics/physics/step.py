@@ -125,7 +125,8 @@ def decode(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "ra
             if r.fits or on_oom == "mark":
                 return r
     elif (type(new_tokens) is int and new_tokens == 1 and isinstance(dep, Deployment)
-          and max(_points(batch), _points(context_tokens)) >= GRID_POINTS):
+          and (max(_points(batch), _points(context_tokens)) >= GRID_POINTS
+               or dep.__dict__.get("_decode_plan") is not None)):
         r = _decode_grid(dep, batch, context_tokens, on_oom)
         if r is not None:
             return r
@@ -146,16 +147,16 @@ def _decode_grid(dep: Deployment, batch: Any, context_tokens: Any,
                  on_oom: OnOOM) -> StepResult | None:
     """A decode over many points from the deployment's plan
     (:func:`~tokenomics.physics.grid.decode_grid`), or None where the full engine must
-    answer: no plan, too few points, or a point that does not fit with ``on_oom="raise"``
-    (the engine's error names it)."""
+    answer: no plan, too few points to build one (a plan already built serves any array),
+    or a point that does not fit with ``on_oom="raise"`` (the engine's error names it)."""
     check_deployment(dep, "decode")
     check_on_oom(on_oom)
     B = V.counts(batch, "batch")
     C = V.counts(context_tokens, "context_tokens", unit="token")
     V.context_within(dep.model, C, dep.allow_beyond_max_context)
     shape = np.broadcast_shapes(B.shape, C.shape)
-    if math.prod(shape) < GRID_POINTS:
-        return None
+    if math.prod(shape) < GRID_POINTS and dep.__dict__.get("_decode_plan") is None:
+        return None                  # too few points to pay for building the plan
     plan = decode_grid_plan(dep, decode_reference)
     if plan is None:
         return None
@@ -164,15 +165,17 @@ def _decode_grid(dep: Deployment, batch: Any, context_tokens: Any,
         return None
     time = g["time_s"]
     b = np.broadcast_to(B, shape).ravel()
-    f = {k: g[k].reshape(shape) for k in GRID_FIELDS}
+    S = V.scalar_or_array                # 0-d results as floats, as the engine gives them
+    f = {k: S(g[k].reshape(shape)) for k in GRID_FIELDS}
+    bound = _BOUNDS.take(g["compute_bound"].view(np.uint8)).reshape(shape)
+    fits = g["fits"].reshape(shape)
     return StepResult(
-        phase="decode", **f, bound=_BOUNDS.take(g["compute_bound"].view(np.uint8)
-                                                ).reshape(shape),
-        tokens_per_s_per_user=(1.0 / time).reshape(shape),
-        tokens_per_s_per_device=(b / time / dep.n_devices).reshape(shape),
-        fits=g["fits"].reshape(shape), batch=np.broadcast_to(B, shape),
-        context_tokens=np.broadcast_to(C, shape), new_tokens=np.broadcast_to(1.0, shape),
-        efficiency=dep.efficiency.label)
+        phase="decode", **f, bound=bound.item() if not shape else bound,
+        tokens_per_s_per_user=S((1.0 / time).reshape(shape)),
+        tokens_per_s_per_device=S((b / time / dep.n_devices).reshape(shape)),
+        fits=bool(fits) if not shape else fits, batch=S(np.broadcast_to(B, shape)),
+        context_tokens=S(np.broadcast_to(C, shape)),
+        new_tokens=S(np.broadcast_to(1.0, shape)), efficiency=dep.efficiency.label)
 
 
 def decode_reference(dep: Deployment, batch: Any, context_tokens: Any, on_oom: OnOOM = "raise",
