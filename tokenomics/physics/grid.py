@@ -37,7 +37,8 @@ from tokenomics.physics.plan import DecodePlan
 #: has none yet: the build, about 2 ms, is then a small share of the engine's time).
 GRID_POINTS = 2048
 #: Points per block (its arrays stay in cache), and the largest batch whose batch-only
-#: terms are read from a table of every whole batch.
+#: terms are read from a table of every whole batch (and never a table longer than the
+#: grid, or 4,096).
 GRID_BLOCK = 1 << 14
 GRID_TABLE = 1 << 20
 #: The float fields of :class:`~tokenomics.physics.engine.StepResult` a grid computes.
@@ -154,8 +155,10 @@ def decode_grid(plan: DecodePlan, B: np.ndarray, C: np.ndarray) -> dict[str, np.
     out["compute_bound"], out["fits"] = np.empty((2, b_all.size), bool)
     g = DecodeGrid.of(plan)
     top = float(b_all.max())
+    # a table of every whole batch up to the largest, read by index, where it is no longer
+    # than the grid (else each block's batches are looked up by segment)
     tables = (_batch_terms(plan, g, np.arange(int(top) + 1, dtype=float))
-              if top <= GRID_TABLE else None)     # read by index at whole batches
+              if top <= min(GRID_TABLE, max(4096, b_all.size)) else None)
     # one matrix for every block where the whole grid's box already fixes each bound
     whole = g.context_rows(plan.overlap, (b_all.min(), top), (c_all.min(), c_all.max()))
     for lo in range(0, b_all.size, GRID_BLOCK):
