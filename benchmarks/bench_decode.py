@@ -16,18 +16,10 @@ import sys
 import time
 
 import numpy as np
+from bench_steady import _best
 
 import tokenomics as tk
 from tokenomics.physics.step import decode_reference
-
-
-def _best(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def _bare(d: tk.Deployment, batch: np.ndarray, context: np.ndarray):

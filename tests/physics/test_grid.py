@@ -13,26 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenomics as tk
+from tests.physics.test_plan import CAL, DENSE, MOE
 from tokenomics.physics.grid import GRID_BLOCK, GRID_POINTS, GRID_TABLE, DecodeGrid
 from tokenomics.physics.plan import decode_grid_plan
 from tokenomics.physics.step import decode_reference
 
-CAL = tk.efficiency_presets()["calibrated"]
-GRIDS = [
-    tk.Deployment("llama-3.1-8b", "h100-sxm"),
-    tk.Deployment("llama-3.1-70b", "h100-sxm", tp=4),
-    tk.Deployment("llama-3.1-70b", "h200", tp=8, weight_dtype="fp8", compute_dtype="fp8",
-                  kv_dtype="fp8", efficiency=CAL),
-    tk.Deployment("qwen3-32b", "b200", efficiency=CAL),
-    tk.Deployment("llama-3.1-405b", "h200", tp=8, weight_dtype="fp8"),
-    # mixtures of experts, and MLA with experts
-    tk.Deployment("qwen3-30b-a3b", "h100-sxm", efficiency=CAL),
-    tk.Deployment("mixtral-8x7b", "h100-sxm", tp=2),
-    tk.Deployment("qwen3-235b-a22b", "h200", tp=8, weight_dtype="fp8", compute_dtype="fp8",
-                  efficiency=CAL),
-    tk.Deployment("deepseek-v3", "h200", tp=8, weight_dtype="fp8", compute_dtype="fp8",
-                  efficiency=CAL),
-]
+# the scalar plans' dense and MoE deployments, and MLA with experts
+GRIDS = DENSE + MOE + [tk.Deployment("deepseek-v3", "h200", tp=8, weight_dtype="fp8",
+                                     compute_dtype="fp8", efficiency=CAL)]
 FIELDS = ("time_s", "roofline_s", "lower_bound_s", "compute_time_s", "memory_time_s",
           "comm_time_s", "overhead_s", "flops_per_device", "bytes_per_device",
           "tokens_per_s_per_user", "tokens_per_s_per_device", "collective_time_s", "batch",
