@@ -132,6 +132,8 @@ def _valid(name: str) -> dict:
         "steady_state_over": dict(lengths="mlperf-llama2-70b"),
         "interval_for": dict(novel=("stack",)),
         "facility": dict(system_id="gb300-nvl72", power_w=1e7, device_price=2.0),
+        "export_facility_sheet": dict(path=_TMP / "facility.csv", system_id="hgx-h100",
+                                      power_w=1e6, device_price=2.0),
         "spare_replicas": dict(replicas=100, sla=0.999, devices_per_replica=8),
         "replica_availability": dict(devices_per_replica=72),
     }

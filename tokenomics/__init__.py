@@ -88,7 +88,8 @@ _TOP = {
         "pareto_mask", "speed_premium", "SpeedPremium", "sweep",
     ),
     "surfaces": (
-        "export_sizing_sheet", "export_sizing_workbook", "export_table_csv", "hardware_table",
+        "export_sizing_sheet", "export_sizing_workbook", "export_facility_sheet",
+        "export_table_csv", "hardware_table",
         "model_table", "plot_cost",
         "plot_frontier", "plot_memory", "plot_retention", "plot_roofline", "spreadsheet_formula",
         "plot_journey", "plot_serving", "plot_sessions", "plot_cost_waterfall",

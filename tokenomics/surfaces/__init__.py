@@ -17,6 +17,8 @@ Modules
     Numpydoc docstrings as Markdown for the docs site: sections, math, cross-references.
 ``export``
     Spreadsheet export: a decode sizing sheet whose outputs are live formulas, and plain tables.
+``facility_sheet``
+    A facility's sizing as a live spreadsheet: power at the meter to systems, tokens and dollars.
 ``plots``
     Matplotlib figures: roofline with operators, throughput frontier, memory budget, cost split.
 ``spec``
@@ -80,6 +82,8 @@ _EXPORTS = {
     "gallery": ".docgen",
     "highlight_css": ".docgen",
     "export_sizing_sheet": ".export",
+    "export_facility_sheet": ".facility_sheet",
+    "facility_worksheet": ".facility_sheet",
     "sizing_sheet": ".export",
     "export_sizing_workbook": ".workbook",
     "plain_help": ".terminal",
@@ -120,6 +124,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'plots', 'report', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
+_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'facility_sheet', 'plots', 'report', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)
