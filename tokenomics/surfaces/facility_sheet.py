@@ -74,9 +74,11 @@ def facility_worksheet(system_id: str | System, power_w: float, tokens_per_s_per
     Ps = ws.value("system power", f.system_power_w, "W", "one system, as published")
     ds = ws.value("devices per system", s.devices, "devices")
     dr = ws.value("devices per replica", f.devices_per_replica, "devices")
-    rd = ws.value("output per device", float(tokens_per_s_per_device), "token/s",
+    rate = V.single_amount(tokens_per_s_per_device, "tokens_per_s_per_device", "token/s")
+    rd = ws.value("output per device", rate, "token/s",
                   "at the operating point (steady_state or a measurement)")
-    u = ws.value("utilisation", float(utilisation), "1", "share of the time at that output")
+    u = ws.value("utilisation", float(V.fraction(utilisation, "utilisation")), "1",
+                 "share of the time at that output")
     pd_ = ws.value("price per device hour", f.usd_per_device_hour, "USD/hour",
                    ", ".join(f"{k} {v:.4g}" for k, v in f.cost_parts.items()))
     ws.section("Fleet")
@@ -93,7 +95,9 @@ def facility_worksheet(system_id: str | System, power_w: float, tokens_per_s_per
     ws.formula("energy per million tokens", ns * Ps * pue_c / (3600 * R) * 10**6, "Wh/Mtok",
                "at full draw")
     if price_usd_per_mtok is not None:
-        sell = ws.value("selling price", float(price_usd_per_mtok), "USD/Mtok")
+        sell = ws.value("selling price", V.single_amount(price_usd_per_mtok,
+                                                         "price_usd_per_mtok", "USD/Mtok"),
+                        "USD/Mtok")
         ws.formula("revenue per day", R * 86_400 / 10**6 * sell, "USD/day")
         ws.formula("margin", 1 - cost / sell, "1", "(revenue - cost) / revenue")
     return ws
