@@ -24,7 +24,7 @@ def _write_user_catalog(root: Path, hw_dir: str = "hardware", model_dir: str = "
     """A user folder: 'my-chip' (the bundled H100 SXM file under a new id, ``hw_extra``
     appended, ``bib`` as its own bibliography) and 'my-model' (Llama 3.1 8B's config under a
     new id)."""
-    from tokenomics.data.catalog import catalog_dir
+    from tokenomics.data.bibliography import catalog_dir
 
     (root / hw_dir).mkdir(parents=True)
     (root / model_dir).mkdir(parents=True)

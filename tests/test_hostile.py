@@ -117,7 +117,7 @@ def test_a_hidden_size_that_is_not_heads_times_a_whole_head_is_refused():
     (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),  # RecursionError
 ])
 def test_r5_catalog_reader_names_the_file_for_bad_bytes(tmp_path, content, match):
-    from tokenomics.data.catalog import read_toml
+    from tokenomics.data.bibliography import read_toml
 
     p = tmp_path / "bad.toml"
     p.write_bytes(content)

@@ -174,7 +174,7 @@ def _write(tmp_path, rows):
     ({"reserved": "yes"}, "field reserved: 'yes' is not valid"),
     ({"requests": "-5"}, "field requests: must be a whole number from 0 to 1e[+]08"),
     ({"requests": "1.5e3"}, "field requests: '1.5e3' is not valid"),
-    # issue 25: the schema engine (tokenomics.data.schema.CORPUS) also refuses these
+    # issue 25: the schema engine (tokenomics.data.kinds.CORPUS) also refuses these
     ({"tp": "2.5"}, "field tp: '2.5' is not valid"),
     ({"tp": "0"}, "field tp: must be a whole number from 1 to 4096"),
     ({"attn_dp": "2"}, "field attn_dp: must be a whole number from 0 to 1"),

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.catalog import catalog_dir, default_catalog, load_catalog
+from tokenomics.data.bibliography import catalog_dir
+from tokenomics.data.catalog import default_catalog, load_catalog
 
 HW_IDS = ("a100-80gb h100-sxm h100-pcie h800 h200 b200 b300 gb200 gb300 l40s rubin mi300x "
           "mi325x mi355x tpu-v5e tpu-v5p tpu-v6e tpu-ironwood gaudi3 trainium2 groq-lpu "
@@ -149,8 +150,8 @@ _H100_CAPACITY_LINE = next(
     ('bandwidth = { value = 3.35, unit = "TB/s"', 'bandwidth = { value = 3.35, unit = "Tb/s"',
      "memory.bandwidth.unit", "counts bits"),
     # a fractional count of devices was truncated (7.5 -> 7)
-    ('value = 8, unit = "count"', 'value = 7.5, unit = "count"', "scale_up.domain_size.value",
-     "whole number"),
+    ('value = 8, unit = "count"', 'value = 7.5, unit = "count"', "scale_up.domain_size",
+     "must be a whole number, got 7.5"),
 ])
 def test_broken_hardware_file_rejected(cat_copy, old, new, field, why):
     hw, md = cat_copy

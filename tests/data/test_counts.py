@@ -9,7 +9,8 @@ import shutil
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.catalog import catalog_dir, load_catalog
+from tokenomics.data.bibliography import catalog_dir
+from tokenomics.data.catalog import load_catalog
 from tokenomics.data.counts import (
     OFFICIAL_PARAMS_TOLERANCE,
     attention_params_per_layer,

@@ -7,18 +7,9 @@ from pathlib import Path
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.catalog import catalog_dir, data_sources
-from tokenomics.data.schema import (
-    API_PRICES,
-    ASSUMPTIONS,
-    JOURNEY,
-    SCHEMAS,
-    Field,
-    Schema,
-    check_record,
-    read_entries,
-    schema_markdown,
-)
+from tokenomics.data.bibliography import catalog_dir, data_sources
+from tokenomics.data.kinds import API_PRICES, ASSUMPTIONS, JOURNEY, SCHEMAS, schema_markdown
+from tokenomics.data.schema import Field, Schema, check_record, read_entries
 
 PRICES = catalog_dir("price_catalog")
 

@@ -125,7 +125,7 @@ def _copy(tmp_path: Path, name: str) -> Path:
     ("hgx-h100.toml", 'note = "4 NVSwitch chips on the HGX H100 baseboard" }',
      'note = "" }\nbandwidth = { value = 1, unit = "TB/s", direction = "bidirectional", '
      'source = "textbookofai-nvlink" }', r"field switch.bandwidth: .* blocking"),
-    # issue 25: read by the schema engine (tokenomics.data.schema.SYSTEM), also these
+    # issue 25: read by the schema engine (tokenomics.data.kinds.SYSTEM), also these
     ("gb200-nvl72.toml", 'value = 72, unit = "count"', 'value = 72.5, unit = "count"',
      r"field devices: must be a whole number, got 72.5"),
     ("gb200-nvl72.toml", "[scale_up]\n", "[scale_up]\ndomain_size = { value = 7.5, unit = "
@@ -141,7 +141,7 @@ def _copy(tmp_path: Path, name: str) -> Path:
     ("gb200-nvl72.toml", 'direction = "bidirectional", ', '',
      r"field totals.scale_up_bandwidth.direction: a bandwidth needs direction"),
     ("gb200-nvl72.toml", "schema = 1", "schema = 2",
-     r"field schema: must be a whole number from 1 to 1"),
+     r"field schema: must be 1, got 2"),
 ])
 def test_corrupt_system_files_are_caught_by_field(tmp_path, name, old, new, match):
     p = _copy(tmp_path, name)

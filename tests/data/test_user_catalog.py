@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.catalog import catalog_dir, default_catalog, load_catalog
+from tokenomics.data.bibliography import catalog_dir
+from tokenomics.data.catalog import default_catalog, load_catalog
 from tokenomics.data.user_catalog import CATALOG_ENV, search_path, use_catalog
 from tokenomics.surfaces.cli import main
 

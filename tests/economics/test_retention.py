@@ -15,7 +15,7 @@ from scipy import integrate, stats
 
 import tokenomics as tk
 from tokenomics.core.units import Q_
-from tokenomics.data.catalog import catalog_dir, data_sources
+from tokenomics.data.bibliography import catalog_dir, data_sources
 from tokenomics.economics.retention import (
     GapDistribution,
     RetentionPrices,

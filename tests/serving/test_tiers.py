@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tokenomics as tk
-from tokenomics.data.catalog import catalog_dir, data_sources
+from tokenomics.data.bibliography import catalog_dir, data_sources
 from tokenomics.economics.retention import load_retention_defaults, retention_policy
 from tokenomics.serving.tiers import (
     Tier,

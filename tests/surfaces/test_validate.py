@@ -10,7 +10,8 @@ import pytest
 import tokenomics as tk
 from tokenomics.calibration.corpus import load_corpus
 from tokenomics.calibration.measurements import load_measurements
-from tokenomics.data.catalog import catalog_dir, load_catalog
+from tokenomics.data.bibliography import catalog_dir
+from tokenomics.data.catalog import load_catalog
 from tokenomics.serving.tiers import read_kv_tiers_file
 from tokenomics.surfaces.validate import main, validate_data
 
@@ -200,8 +201,9 @@ def test_model_file_corruptions_are_caught_by_name(tmp_path, what, m, match):
 
 def _load_kind(kind: str, folder: Path) -> None:
     """Load one data-file kind from a copy of its bundled folder, through the library's loader."""
-    from tokenomics.data.catalog import data_sources
-    from tokenomics.data.schema import API_PRICES, ASSUMPTIONS, read_entries
+    from tokenomics.data.bibliography import data_sources
+    from tokenomics.data.kinds import API_PRICES, ASSUMPTIONS
+    from tokenomics.data.schema import read_entries
     from tokenomics.data.systems import parse_system_file
     from tokenomics.economics.journey import load_journey_defaults
 

@@ -17,7 +17,7 @@ MXFP8, on Blackwell: at the FP8 rate, not the FP4 one; W4A16 on Hopper), and the
 integer ``requests``, the size of a finite benchmark run where the source states it
 (trtllm-bench's dataset of ``$num_requests``: 3,000 requests at 1,000/1,000, 1,000 at
 20,000/2,000; 0 or absent: not a finite run, or not stated). Each column's kind, range and
-allowed words are declared once, in :data:`tokenomics.data.schema.CORPUS`, and checked row by
+allowed words are declared once, in :data:`tokenomics.data.kinds.CORPUS`, and checked row by
 row by :func:`tokenomics.data.schema.check_record` (the schema page lists them).
 
 Notes
@@ -72,10 +72,11 @@ import pandas as pd
 
 from tokenomics.core.dtypes import dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError
-from tokenomics.data.catalog import catalog_dir
+from tokenomics.data.bibliography import catalog_dir
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.kinds import CORPUS
 from tokenomics.data.lengths import RequestLengths, request_lengths
-from tokenomics.data.schema import CORPUS, check_record
+from tokenomics.data.schema import check_record
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.engine import operator_times
 from tokenomics.physics.memory import max_batch, weight_bytes_per_device
@@ -214,7 +215,7 @@ def replace_lengths(d: RequestLengths, row: CorpusRow) -> RequestLengths:
 
 def _parse(raw: dict[str, str | None], path: Path, where: str) -> CorpusRow:
     """One CSV record as a :class:`CorpusRow`, checked against
-    :data:`tokenomics.data.schema.CORPUS` (each column's kind, range and words, the formats,
+    :data:`tokenomics.data.kinds.CORPUS` (each column's kind, range and words, the formats,
     the workload and the engine); errors name the file, row and field."""
     vals = check_record(CORPUS, raw, path, where)
     return CorpusRow(**{k: v for k, v in vals.items() if v is not None})

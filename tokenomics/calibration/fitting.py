@@ -79,7 +79,8 @@ from tokenomics.calibration.pooling import (
 )
 from tokenomics.core import checks as V
 from tokenomics.core.errors import CatalogError, TokenomicsError
-from tokenomics.data.catalog import catalog_dir, model, read_toml
+from tokenomics.data.bibliography import catalog_dir, read_toml
+from tokenomics.data.catalog import model
 from tokenomics.data.deployment import check_deployment
 from tokenomics.data.specs import ROOFLINE, Efficiency
 

@@ -32,14 +32,16 @@ import pandas as pd
 
 from tokenomics.core.dtypes import dtype
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnknownEntryError
-from tokenomics.data.catalog import catalog_dir, hardware, model
+from tokenomics.data.bibliography import catalog_dir
+from tokenomics.data.catalog import hardware, model
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.schema import MEASUREMENTS, read_entries
+from tokenomics.data.kinds import MEASUREMENTS
+from tokenomics.data.schema import read_entries
 from tokenomics.data.specs import ROOFLINE, Efficiency
 from tokenomics.physics.memory import max_batch
 from tokenomics.physics.step import decode, prefill
 
-# The file's fields, kinds and ranges are declared once, in tokenomics.data.schema.MEASUREMENTS.
+# The file's fields, kinds and ranges are declared once, in tokenomics.data.kinds.MEASUREMENTS.
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ the Hugging Face config.json reader. Depends only on :mod:`tokenomics.core`.
 
 Modules
 -------
+``bibliography``
+    The bibliography and the sourced quantity: how every data file names where a number is from.
 ``boundary``
     The public boundary's argument roles: a deployment, a model, a device, as objects or ids.
 ``catalog``
@@ -27,6 +29,8 @@ Modules
     Where users' own catalog folders are found: the search path of the catalog loader.
 ``workload``
     Small value objects for argument groups that travel together: a workload, an SLO, a link.
+``kinds``
+    The data-file kinds, each declared once: every field's kind, unit, range and meaning.
 ``lengths``
     Request-length distributions of benchmark workloads, as weighted quadrature nodes.
 ``efficiency``
@@ -51,16 +55,14 @@ _EXPORTS = {
     "model_repr": ".display",
     "deployment_repr": ".display",
     "entry_html": ".display",
-    "parse_achievable": ".peaks",
-    "parse_quoted": ".peaks",
     "checked_quoted": ".peaks",
     "with_quoted_peaks": ".peaks",
     "ROLES": ".boundary",
     "inputs": ".boundary",
-    "catalog_dir": ".catalog",
-    "Source": ".catalog",
-    "read_toml": ".catalog",
-    "load_sources": ".catalog",
+    "catalog_dir": ".bibliography",
+    "Source": ".bibliography",
+    "read_toml": ".bibliography",
+    "load_sources": ".bibliography",
     "parse_hardware_file": ".catalog",
     "parse_model_file": ".catalog",
     "Catalog": ".catalog",
@@ -70,21 +72,29 @@ _EXPORTS = {
     "model": ".catalog",
     "sources": ".catalog",
     "main": ".catalog",
-    "data_sources": ".catalog",
-    "sourced_quantity": ".catalog",
+    "data_sources": ".bibliography",
+    "sourced_quantity": ".bibliography",
     "FIELD_KINDS": ".schema",
     "Field": ".schema",
     "Schema": ".schema",
-    "SCHEMAS": ".schema",
-    "JOURNEY": ".schema",
-    "ASSUMPTIONS": ".schema",
-    "API_PRICES": ".schema",
+    "SCHEMAS": ".kinds",
+    "JOURNEY": ".kinds",
+    "ASSUMPTIONS": ".kinds",
+    "API_PRICES": ".kinds",
     "check_entry": ".schema",
     "check_record": ".schema",
-    "CORPUS": ".schema",
-    "SYSTEM": ".schema",
+    "CORPUS": ".kinds",
+    "SYSTEM": ".kinds",
     "read_entries": ".schema",
-    "schema_markdown": ".schema",
+    "schema_markdown": ".kinds",
+    "HARDWARE": ".kinds",
+    "MODEL": ".kinds",
+    "PRICE": ".kinds",
+    "KV_TIER": ".kinds",
+    "RETENTION": ".kinds",
+    "MEASUREMENTS": ".kinds",
+    "UNAVAILABLE": ".bibliography",
+    "counts_bits": ".bibliography",
     "Deployment": ".deployment",
     "check_deployment": ".deployment",
     "model_from_hf_config": ".hf_config",
@@ -134,6 +144,6 @@ _EXPORTS = {
     "request_lengths": ".lengths",
     "request_lengths_table": ".lengths",
 }
-_MODULES = ('boundary', 'catalog', 'counts', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
+_MODULES = ('bibliography', 'boundary', 'catalog', 'counts', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'kinds', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -1,10 +1,13 @@
 """Load and validate the hardware and model catalogs (TOML files) and their bibliography.
 
-This is the only module where pint parses strings: every ``{value, unit, source}`` is converted
-once to canonical units (B, B/s, FLOP/s, s, W, USD) and the source key is checked against the
-bibliography. Anything the loader cannot interpret is a :class:`~tokenomics.core.errors.CatalogError`
-naming the file and the field: unknown or missing keys, a unit of the wrong dimension, an
-unresolved source, an implausible value. The file format is documented in
+Each file is checked against its kind, declared once in :mod:`tokenomics.data.kinds`
+(:data:`~tokenomics.data.kinds.HARDWARE`, :data:`~tokenomics.data.kinds.MODEL`), by the schema
+engine (:mod:`tokenomics.data.schema`): every ``{value, unit, source}`` is converted once to
+canonical units (B, B/s, FLOP/s, s, W, USD) and its source key checked against the bibliography
+(:mod:`tokenomics.data.bibliography`). Anything the loader cannot interpret is a
+:class:`~tokenomics.core.errors.CatalogError` naming the file and the field: unknown or missing
+keys, a unit of the wrong dimension or counting bits where bytes are meant, an unresolved
+source, an implausible value, a broken cross-field rule. The file format is documented in
 ``docs/catalog-schema.md``.
 
 The bundled catalogs are found inside the installed package (``tokenomics/_data``) or, in a
@@ -19,504 +22,131 @@ Run ``python -m tokenomics.data.catalog`` to validate every bundled file.
 from __future__ import annotations
 
 import difflib
-import math
-import re
 import sys
-import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tokenomics.core.dtypes import PEAK_KEYS, dtype
-from tokenomics.core.errors import CatalogError, TokenomicsError, UnitError, UnknownEntryError
-from tokenomics.core.units import is_bit_unit, parse_quantity
+from tokenomics.core.dtypes import dtype
+from tokenomics.core.errors import CatalogError, TokenomicsError, UnknownEntryError
+from tokenomics.data.bibliography import UNAVAILABLE, Source, catalog_dir, load_sources, read_toml
 from tokenomics.data.counts import check_official_params
 from tokenomics.data.hf_config import model_from_hf_config
-from tokenomics.data.peaks import parse_achievable, parse_quoted
-from tokenomics.data.specs import PRICE_TIERS, SCALE_UP_TOPOLOGIES, Hardware, Model, Price
+from tokenomics.data.kinds import HARDWARE, MODEL
+from tokenomics.data.schema import Schema, check_entry
+from tokenomics.data.specs import Hardware, Model, Price
 from tokenomics.data.user_catalog import catalog_generation, check_folders, search_path, user_subdir
 
-_PKG = Path(__file__).resolve().parent.parent  # the tokenomics package folder
-_ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
-_UNAVAILABLE = ("not published", "not supported")
-_STATUSES = ("shipping", "announced", "unverified")
-_TIERS = PRICE_TIERS
-_SOURCE_KINDS = ("datasheet", "documentation", "config", "model-card", "paper", "secondary",
-                 "announcement", "team-figure", "assumption")
-_DIRECTIONS = ("bidirectional", "per_direction")
+
+def _entry(schema: Schema, path: Path, sources: Mapping[str, Source]) -> dict[str, Any]:
+    """One catalog file checked against its kind (:mod:`tokenomics.data.kinds`), plus the
+    rule that needs its path: the id is the file name's stem."""
+    v = check_entry(schema, read_toml(path), path, "", sources)
+    if v["id"] != path.stem:
+        raise CatalogError(f"{path}: field id: {v['id']!r} must equal the file name stem "
+                           f"{path.stem!r}")
+    return v
 
 
-def catalog_dir(name: str) -> Path:
-    """Folder of a bundled catalog (``"hardware_catalog"`` or ``"model_catalog"``).
-
-    Looks in the installed package's ``_data`` folder first, then at the source checkout's
-    root.
-
-    Raises
-    ------
-    CatalogError
-        If neither exists (a broken install).
-    """
-    for cand in (_PKG / "_data" / name, _PKG.parent / name):
-        if cand.is_dir():
-            return cand
-    raise CatalogError(f"bundled catalog {name!r} not found in {_PKG / '_data'} or "
-                       f"{_PKG.parent}; reinstall the package")
+def _unavailable(v: Mapping[str, Any], tables: tuple[str, ...]) -> dict[str, str]:
+    """``"<table>.<field>" -> word`` for each quantity a file marks "not published" or
+    "not supported"."""
+    return {f"{t}.{k}": x for t in tables for k, x in (v[t] or {}).items()
+            if k != "convention" and x in UNAVAILABLE}
 
 
-# --------------------------------------------------------------------------------------------
-# Bibliography
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Source:
-    """One bibliography entry."""
-
-    key: str
-    title: str
-    publisher: str
-    url: str
-    accessed: str
-    kind: str
-    note: str = ""
+def _figures(table: Mapping[str, Any] | None) -> dict[str, float]:
+    """The published figures of a per-format table [FLOP/s] (words and absences dropped)."""
+    return {k: x for k, x in (table or {}).items() if isinstance(x, float)}
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse one data file; :class:`CatalogError` naming it when it is missing, unreadable or
-    not valid TOML (every data file of the library is read through here)."""
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: not found") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot be read ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: not valid TOML ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save "
-                           f"the file as UTF-8") from None
-    except RecursionError:
-        raise CatalogError(f"{path}: nested too deeply to be a data file (arrays or tables "
-                           f"inside one another thousands of levels deep)") from None
-
-
-def load_sources(paths: list[Path]) -> dict[str, Source]:
-    """Read and validate bibliography files (``sources.toml``); keys must be unique.
-
-    Raises
-    ------
-    CatalogError
-        On a missing/unknown field, a bad ``kind`` or a key defined twice.
-    """
-    out: dict[str, Source] = {}
-    required = ("title", "publisher", "url", "accessed", "kind")
-    for path in paths:
-        data = read_toml(path)
-        for key, entry in data.items():
-            where = f"{path}: [{key}]"
-            if not isinstance(entry, Mapping):
-                raise CatalogError(f"{where}: a source must be a table")
-            unknown = set(entry) - set(required) - {"note"}
-            if unknown:
-                raise CatalogError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}; "
-                                   f"allowed: {', '.join(required)}, note")
-            for f in required:
-                if not isinstance(entry.get(f), str) or not entry[f].strip():
-                    raise CatalogError(f"{where}.{f}: missing or empty (a string is required)")
-            if entry["kind"] not in _SOURCE_KINDS:
-                raise CatalogError(f"{where}.kind: {entry['kind']!r} is not one of "
-                                   f"{', '.join(_SOURCE_KINDS)}")
-            if key in out:
-                raise CatalogError(f"{where}: source key defined twice")
-            out[key] = Source(key=key, note=str(entry.get("note", "")),
-                              **{f: str(entry[f]) for f in required})
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Field helpers
-# --------------------------------------------------------------------------------------------
-class _File:
-    """Validation context for one catalog file."""
-
-    def __init__(self, path: Path, sources: Mapping[str, Source]) -> None:
-        self.path = path
-        self.sources = sources
-        self.used: dict[str, str] = {}
-        self.unavailable: dict[str, str] = {}
-
-    def err(self, field: str, msg: str) -> CatalogError:
-        return CatalogError(f"{self.path}: field {field}: {msg}")
-
-    def keys(self, table: Mapping[str, Any], field: str, required: tuple[str, ...],
-             optional: tuple[str, ...] = ()) -> None:
-        unknown = set(table) - set(required) - set(optional)
-        if unknown:
-            raise self.err(f"{field}.{sorted(unknown)[0]}" if field else sorted(unknown)[0],
-                           f"unknown key; allowed keys here: "
-                           f"{', '.join(required + optional)}")
-        for k in required:
-            if k not in table:
-                raise self.err(f"{field}.{k}" if field else k, "required key is missing")
-
-    def source(self, key: Any, field: str) -> str:
-        if not isinstance(key, str) or key not in self.sources:
-            raise self.err(field + ".source",
-                           f"source {key!r} is not in the bibliography (sources.toml)")
-        return key
-
-    def quantity(self, table: Mapping[str, Any], name: str, field: str, to: str,
-                 lo: float, hi: float, *, link: bool = False,
-                 required: bool = True) -> float | None:
-        """Parse ``table[name]`` into ``to`` units, or None when absent/not published."""
-        f = f"{field}.{name}" if field else name
-        if name not in table:
-            if required:
-                raise self.err(f, "required key is missing (write \"not published\" if no "
-                                  "source gives it)")
-            return None
-        raw = table[name]
-        if isinstance(raw, str):
-            if raw not in _UNAVAILABLE:
-                raise self.err(f, f"string {raw!r} is not allowed; use a "
-                                  "{value, unit, source} table, \"not published\" or "
-                                  "\"not supported\"")
-            self.unavailable[f] = raw
-            return None
-        if not isinstance(raw, Mapping):
-            raise self.err(f, "must be an inline table {value, unit, source}")
-        allowed = ("value", "unit", "source", "note") + (("direction",) if link else ())
-        self.keys(raw, f, ("value", "unit", "source") + (("direction",) if link else ()),
-                  tuple(k for k in allowed if k not in ("value", "unit", "source", "direction")))
-        v = raw["value"]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.err(f + ".value", f"must be a finite number, got {v!r}")
-        if not isinstance(raw["unit"], str):
-            raise self.err(f + ".unit", "must be a unit string such as \"TB/s\"")
-        try:
-            x = parse_quantity(float(v), raw["unit"], to)
-        except UnitError as exc:
-            raise self.err(f + ".unit", str(exc)) from None
-        if link:
-            d = raw["direction"]
-            if d not in _DIRECTIONS:
-                raise self.err(f + ".direction", f"{d!r} is not one of {', '.join(_DIRECTIONS)}")
-            if d == "bidirectional":
-                x = x / 2.0  # store per direction
-        if not (lo <= x <= hi):
-            raise self.err(f, f"implausible value {v} {raw['unit']} (= {x:.4g} {to}); "
-                              f"expected between {lo:.3g} and {hi:.3g} {to}")
-        self.used[f] = self.source(raw["source"], f)
-        return x
-
-    def string(self, table: Mapping[str, Any], name: str, field: str,
-               required: bool = True) -> str:
-        f = f"{field}.{name}" if field else name
-        if name not in table:
-            if required:
-                raise self.err(f, "required key is missing")
-            return ""
-        if not isinstance(table[name], str):
-            raise self.err(f, f"must be a string, got {table[name]!r}")
-        return table[name]
-
-
-# Plausibility bounds, canonical units.
-_B = dict(
-    peak=(1e11, 1e18),            # 0.1 TFLOP/s .. 1 EFLOP/s per device
-    capacity=(1e8, 1e14),         # 100 MB .. 100 TB
-    bandwidth=(1e10, 1e17),       # 10 GB/s .. 100 PB/s
-    sram=(1e5, 1e12),
-    link=(1e8, 1e14),             # per direction
-    domain=(1, 1e6),
-    latency=(1e-9, 1e-2),
-    tdp=(1, 1e5),
-    rent=(0.01, 1e4),             # USD per device-hour
-    purchase=(10, 1e8),           # USD per device
-    params=(1e6, 1e14),
-)
-
-
-def _table(f: _File, data: Mapping[str, Any], name: str, required: bool = True) -> dict[str, Any]:
-    if name not in data:
-        if required:
-            raise f.err(name, "required section is missing")
-        return {}
-    t = data[name]
-    if not isinstance(t, Mapping):
-        raise f.err(name, "must be a table")
-    return dict(t)
-
-
-def _common_header(f: _File, data: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
-    if data.get("schema") != 1:
-        raise f.err("schema", f"must be 1, got {data.get('schema')!r}")
-    id_ = f.string(data, "id", "")
-    if id_ != f.path.stem:
-        raise f.err("id", f"{id_!r} must equal the file name stem {f.path.stem!r}")
-    if not _ID_RE.match(id_):
-        raise f.err("id", f"{id_!r} must be lowercase letters, digits, '.', '-'")
-    aliases = data.get("aliases", [])
-    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-        raise f.err("aliases", "must be a list of strings")
-    return id_, tuple(a.lower() for a in aliases)
-
-
-# --------------------------------------------------------------------------------------------
-# Hardware
-# --------------------------------------------------------------------------------------------
-_HW_REQUIRED = ("schema", "id", "name", "vendor", "status", "released", "compute", "memory")
-_HW_OPTIONAL = ("aliases", "notes", "form_factor", "scale_up", "scale_out", "power", "prices",
-                "overrides", "achievable", "quoted")
-_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+def _number(x: Any) -> Any:
+    """A quantity's value, None where the file gives a word instead."""
+    return None if isinstance(x, str) else x
 
 
 def parse_hardware_file(path: Path, sources: Mapping[str, Source]) -> Hardware:
     """Parse and validate one hardware TOML file into a :class:`Hardware` (canonical units).
 
-    The sections are read in file-schema order (header, ``[compute]``, ``[memory]``,
-    ``[scale_up]``, ``[scale_out]``, ``[power]``, ``[[prices]]``), each by its own step; the
-    first problem found is the one reported.
+    Every field is checked against :data:`tokenomics.data.kinds.HARDWARE` (its kind, unit,
+    range and the cross-field rules: lower-precision peaks not slower, measured rates under
+    their peaks, visible memory within the physical); this adds the id against the file name.
 
     Raises
     ------
     CatalogError
         Naming the file and the field for any problem.
     """
-    f = _File(path, sources)
-    data = read_toml(path)
-    f.keys(data, "", _HW_REQUIRED, _HW_OPTIONAL)
-    id_, aliases = _common_header(f, data)
-    status = _hw_status(f, data)
-    peaks = _hw_peaks(f, data)
-    _check_peak_order(f, peaks)
-    achievable = parse_achievable(f, data, peaks, _B["peak"])
-    quoted = parse_quoted(f, data, _B["peak"])
-    mem, cap, vis, bw, sram = _hw_memory(f, data)
-    up, up_bw, dom, up_lat = _hw_scale_up(f, data)
-    out, out_bw, out_lat = _hw_scale_out(f, data)
-    tdp = _hw_power(f, data)
-    prices = _hw_prices(f, data)
+    v = _entry(HARDWARE, path, sources)
+    peaks = _figures(v["compute"])
+    mem = v["memory"]
+    up, out, pw = v["scale_up"] or {}, v["scale_out"] or {}, v["power"] or {}
+    unavailable = _unavailable(v, ("compute", "memory", "scale_up", "scale_out", "power"))
+    if not peaks:
+        unavailable.setdefault("compute", "not published")
+    prices = tuple(Price(usd=float(p["value"]), per_hour=p["unit"] == "USD/hour", tier=p["tier"],
+                         date=p["date"], source=p["source"], note=p["note"] or "")
+                   for p in v["prices"] or ())
     try:
         return Hardware(
-            id=id_, name=f.string(data, "name", ""), vendor=f.string(data, "vendor", ""),
-            status=status, aliases=aliases, released=str(data.get("released", "")),
-            peak_flop_per_s=peaks, mem_capacity_bytes=cap, mem_visible_bytes=vis,
-            mem_bw_bytes_per_s=bw,
-            memory_type=f.string(mem, "type", "memory"), sram_bytes=sram,
-            scale_up_name=f.string(up, "name", "scale_up", required=False),
-            scale_up_bw_bytes_per_s=up_bw,
-            scale_up_domain_size=int(dom) if dom is not None else None,
-            scale_up_latency_s=up_lat, scale_up_topology=up.get("topology", "switched"),
-            scale_out_name=f.string(out, "name", "scale_out", required=False),
-            scale_out_bw_bytes_per_s=out_bw, scale_out_latency_s=out_lat, tdp_w=tdp,
-            prices=tuple(prices), unavailable=dict(f.unavailable), sources=dict(f.used),
-            notes=str(data.get("notes", "")), path=str(path),
-            achievable_flop_per_s=achievable, quoted_flop_per_s=quoted,
+            id=v["id"], name=v["name"], vendor=v["vendor"], status=v["status"],
+            aliases=tuple(a.lower() for a in v["aliases"] or ()), released=v["released"],
+            peak_flop_per_s=peaks, mem_capacity_bytes=mem["capacity"],
+            mem_visible_bytes=_number(mem["visible"]), mem_bw_bytes_per_s=mem["bandwidth"],
+            memory_type=mem["type"], sram_bytes=_number(mem["sram"]),
+            scale_up_name=up.get("name") or "",
+            scale_up_bw_bytes_per_s=_number(up.get("bandwidth")),
+            scale_up_domain_size=_number(up.get("domain_size")),
+            scale_up_latency_s=_number(up.get("latency")),
+            scale_up_topology=up.get("topology") or "switched",
+            scale_out_name=out.get("name") or "",
+            scale_out_bw_bytes_per_s=_number(out.get("bandwidth")),
+            scale_out_latency_s=_number(out.get("latency")), tdp_w=_number(pw.get("tdp")),
+            prices=prices, unavailable=unavailable, sources=dict(v["_sources"]),
+            notes=v["notes"] or "", path=str(path),
+            achievable_flop_per_s=_figures(v["achievable"]),
+            quoted_flop_per_s=_figures(v["quoted"]),
         )
     except TokenomicsError as exc:
         raise CatalogError(f"{path}: {exc}") from None
 
 
-def _hw_status(f: _File, data: Mapping[str, Any]) -> str:
-    """The entry's ``status``: one of ``shipping``, ``announced``, ``unverified``."""
-    status = f.string(data, "status", "")
-    if status not in _STATUSES:
-        raise f.err("status", f"{status!r} is not one of {', '.join(_STATUSES)}")
-    return status
-
-
-def _hw_peaks(f: _File, data: Mapping[str, Any]) -> dict[str, float]:
-    """The ``[compute]`` table: dense peak per compute key [FLOP/s], published ones only."""
-    comp = _table(f, data, "compute")
-    f.keys(comp, "compute", ("convention",), PEAK_KEYS)
-    if comp["convention"] != "dense":
-        raise f.err("compute.convention",
-                    f"must be \"dense\" (halve a 2:4-sparsity figure), got {comp['convention']!r}")
-    peaks: dict[str, float] = {}
-    for k in PEAK_KEYS:
-        v = f.quantity(comp, k, "compute", "flop/s", *_B["peak"], required=False)
-        if v is not None:
-            peaks[k] = v
-    if not peaks:
-        f.unavailable.setdefault("compute", "not published")
-    return peaks
-
-
-def _hw_memory(f: _File, data: Mapping[str, Any],
-               ) -> tuple[dict[str, Any], float, float | None, float, float | None]:
-    """The ``[memory]`` table: physical capacity [B], driver-visible memory [B] or None,
-    bandwidth [B/s] and optional SRAM [B].
-
-    ``capacity`` is the physical memory, ``visible`` (optional) what the driver reports as
-    device memory (nvidia-smi ``memory.total``, ROCm's VRAM); visible may not exceed capacity.
-    """
-    mem = _table(f, data, "memory")
-    f.keys(mem, "memory", ("type", "capacity", "bandwidth"), ("sram", "visible"))
-    for k in ("capacity", "bandwidth", "visible", "sram"):
-        u = mem.get(k, {}).get("unit") if isinstance(mem.get(k), Mapping) else None
-        if isinstance(u, str) and is_bit_unit(u):
-            # a device's memory is quoted in bytes: 3.35 Tb/s would be 0.42 TB/s, 8x too slow
-            raise f.err(f"memory.{k}.unit", f"{u!r} counts bits: memory is quoted in bytes "
-                                            f"(write e.g. 'TB/s' or 'GiB'; 1 B = 8 b)")
-    cap = f.quantity(mem, "capacity", "memory", "B", *_B["capacity"])
-    bw = f.quantity(mem, "bandwidth", "memory", "B/s", *_B["bandwidth"])
-    if cap is None or bw is None:
-        raise f.err("memory", "capacity and bandwidth must be published to model a device")
-    vis = f.quantity(mem, "visible", "memory", "B", *_B["capacity"], required=False)
-    if vis is not None and vis > cap:
-        raise f.err("memory.visible", f"{vis:.6g} B exceeds the physical capacity {cap:.6g} B; "
-                                      "visible is the driver's share of the physical memory")
-    sram = f.quantity(mem, "sram", "memory", "B", *_B["sram"], required=False)
-    return mem, cap, vis, bw, sram
-
-
-def _hw_scale_up(f: _File, data: Mapping[str, Any],
-                 ) -> tuple[dict[str, Any], float | None, float | None, float | None]:
-    """The ``[scale_up]`` table, its per-direction bandwidth [B/s], domain size and latency [s]."""
-    up = _table(f, data, "scale_up", required=False)
-    if up:
-        f.keys(up, "scale_up", ("name",), ("bandwidth", "domain_size", "latency", "topology",
-                                          "note"))
-        topo = up.get("topology", "switched")
-        if topo not in SCALE_UP_TOPOLOGIES:
-            raise f.err("scale_up.topology", f"{topo!r} is not one of "
-                                             f"{', '.join(SCALE_UP_TOPOLOGIES)}")
-    up_bw = f.quantity(up, "bandwidth", "scale_up", "B/s", *_B["link"], link=True,
-                       required=False)
-    dom = f.quantity(up, "domain_size", "scale_up", "count", *_B["domain"], required=False)
-    if dom is not None and dom != math.floor(dom):
-        raise f.err("scale_up.domain_size.value", f"must be a whole number of devices, got "
-                                                  f"{up['domain_size']['value']!r}")
-    up_lat = f.quantity(up, "latency", "scale_up", "s", *_B["latency"], required=False)
-    return up, up_bw, dom, up_lat
-
-
-def _hw_scale_out(f: _File, data: Mapping[str, Any],
-                  ) -> tuple[dict[str, Any], float | None, float | None]:
-    """The ``[scale_out]`` table, its per-direction NIC bandwidth [B/s] and latency [s]."""
-    out = _table(f, data, "scale_out", required=False)
-    if out:
-        f.keys(out, "scale_out", ("name",), ("bandwidth", "latency", "note"))
-    out_bw = f.quantity(out, "bandwidth", "scale_out", "B/s", *_B["link"], link=True,
-                        required=False)
-    out_lat = f.quantity(out, "latency", "scale_out", "s", *_B["latency"], required=False)
-    return out, out_bw, out_lat
-
-
-def _hw_power(f: _File, data: Mapping[str, Any]) -> float | None:
-    """The ``[power]`` table's TDP [W], or None."""
-    pw = _table(f, data, "power", required=False)
-    if pw:
-        f.keys(pw, "power", (), ("tdp",))
-    return f.quantity(pw, "tdp", "power", "W", *_B["tdp"], required=False)
-
-
-def _hw_prices(f: _File, data: Mapping[str, Any]) -> list[Price]:
-    """The ``[[prices]]`` array, each entry validated by :func:`_hw_price`."""
-    raw_prices = data.get("prices", [])
-    if not isinstance(raw_prices, list):
-        raise f.err("prices", "must be an array of tables ([[prices]])")
-    return [_hw_price(f, p, f"prices[{i}]") for i, p in enumerate(raw_prices)]
-
-
-def _hw_price(f: _File, p: Any, fld: str) -> Price:
-    """One dated price: ``USD`` is a purchase [USD], any other unit a rental [USD/hour]."""
-    if not isinstance(p, Mapping):
-        raise f.err(fld, "must be a table")
-    f.keys(p, fld, ("value", "unit", "tier", "date", "source"), ("note",))
-    if p["tier"] not in _TIERS:
-        raise f.err(fld + ".tier", f"{p['tier']!r} is not one of {', '.join(_TIERS)}")
-    if p["unit"] not in ("USD", "USD/hour"):     # a per-minute rate would be 60x off
-        raise f.err(fld + ".unit", f"{p['unit']!r} must be 'USD/hour' (a rental, per "
-                    f"device-hour) or 'USD' (a purchase, per device); convert a rate per "
-                    f"minute, second or month to per hour")
-    per_hour = p["unit"] != "USD"
-    to = "USD/hour" if per_hour else "USD"
-    lo, hi = _B["rent"] if per_hour else _B["purchase"]
-    usd = f.quantity({"x": {k: p[k] for k in ("value", "unit", "source")}}, "x", fld, to,
-                     lo, hi)
-    date = p["date"]
-    if not isinstance(date, str) or not _DATE_RE.match(date):
-        raise f.err(fld + ".date", f"{date!r} must be YYYY, YYYY-MM or YYYY-MM-DD")
-    assert usd is not None  # a dict entry, never "not published"
-    return Price(usd=usd, per_hour=per_hour, tier=p["tier"], date=date,
-                 source=p["source"], note=str(p.get("note", "")))
-
-
-def _check_peak_order(f: _File, peaks: Mapping[str, float]) -> None:
-    """Cross-field plausibility: a lower-precision format is never slower on the same chip."""
-    order = [k for k in ("bf16", "fp8", "fp4") if k in peaks]
-    for a, b in zip(order, order[1:], strict=False):
-        if peaks[b] < 0.99 * peaks[a]:
-            raise f.err(f"compute.{b}", f"dense {b} peak {peaks[b]:.4g} FLOP/s is below {a} "
-                                        f"{peaks[a]:.4g}: a sparse/dense mix-up?")
-
-
-# --------------------------------------------------------------------------------------------
-# Models
-# --------------------------------------------------------------------------------------------
 def parse_model_file(path: Path, sources: Mapping[str, Source]) -> Model:
     """Parse and validate one model TOML file into a :class:`Model`.
 
-    Its stated ``official`` totals are checked against the parameters its ``[config]`` gives
-    (:func:`tokenomics.data.counts.check_official_params`).
-
-    The ``[config]`` table is interpreted by :func:`tokenomics.model_from_hf_config`, exactly
-    as a user's ``config.json`` would be.
+    Every field is checked against :data:`tokenomics.data.kinds.MODEL`; the ``[config]``
+    table is interpreted by :func:`tokenomics.model_from_hf_config`, exactly as a user's
+    ``config.json`` would be, and the stated ``official`` totals are checked against the
+    parameters it gives (:func:`tokenomics.data.counts.check_official_params`).
 
     Raises
     ------
     CatalogError
         Naming the file and the field for any problem.
     """
-    f = _File(path, sources)
-    data = read_toml(path)
-    f.keys(data, "", ("schema", "id", "name", "family", "config_source", "official", "weights",
-                      "config"), ("aliases", "released", "notes", "overrides"))
-    id_, aliases = _common_header(f, data)
-    cfg_src = f.source(data["config_source"], "config_source")
-    off = _table(f, data, "official")
-    f.keys(off, "official", ("total_params", "active_params"),
-           ("active_include_embedding", "active_include_lm_head"))
-    inc_emb = off.get("active_include_embedding", True)
-    inc_head = off.get("active_include_lm_head", True)
-    for key, v in (("active_include_embedding", inc_emb), ("active_include_lm_head", inc_head)):
-        if not isinstance(v, bool):
-            raise f.err(f"official.{key}", f"must be true or false, got {v!r}")
-    total = f.quantity(off, "total_params", "official", "count", *_B["params"])
-    active = f.quantity(off, "active_params", "official", "count", *_B["params"])
-    w = _table(f, data, "weights")
-    f.keys(w, "weights", ("dtype", "source"), ("expert_dtype", "embedding_dtype", "note"))
-    for k in ("dtype", "expert_dtype", "embedding_dtype"):
-        if k in w:
-            try:
-                dtype(w[k])
-            except UnknownEntryError as exc:
-                raise f.err(f"weights.{k}", str(exc)) from None
-    f.used["weights"] = f.source(w["source"], "weights")
-    cfg = _table(f, data, "config")
+    v = _entry(MODEL, path, sources)
+    off, w = v["official"], v["weights"]
     try:
-        m = model_from_hf_config(cfg, id=id_, name=f.string(data, "name", ""),
+        m = model_from_hf_config(v["config"], id=v["id"], name=v["name"],
                                  weight_dtype=dtype(w["dtype"]).name,
-                                 expert_dtype=w.get("expert_dtype"),
-                                 embedding_dtype=w.get("embedding_dtype"),
+                                 expert_dtype=w["expert_dtype"],
+                                 embedding_dtype=w["embedding_dtype"],
                                  where=f"{path}: [config]")
     except TokenomicsError as exc:
         msg = str(exc)
         raise CatalogError(msg if str(path) in msg else f"{path}: [config]: {msg}") from None
-    if total is not None and active is not None and active > total * 1.0001:
-        raise f.err("official.active_params", "exceeds total_params")
-    from dataclasses import replace
-
+    inc_emb, inc_head = (True if off[k] is None else off[k]
+                         for k in ("active_include_embedding", "active_include_lm_head"))
+    srcs = {k: x for k, x in v["_sources"].items() if k not in ("weights.source", "config_source")}
     m = replace(
-        m, aliases=aliases, family=f.string(data, "family", ""),
-        official_total_params=total, official_active_params=active,
+        m, aliases=tuple(a.lower() for a in v["aliases"] or ()), family=v["family"],
+        official_total_params=_number(off["total_params"]),
+        official_active_params=_number(off["active_params"]),
         official_active_include_embedding=inc_emb, official_active_include_lm_head=inc_head,
-        sources={"config": cfg_src, **f.used}, notes=str(data.get("notes", "")) +
-        (("; " + m.notes) if m.notes else ""), path=str(path),
+        sources={"config": v["config_source"], **srcs, "weights": w["source"]},
+        notes=(v["notes"] or "") + (("; " + m.notes) if m.notes else ""), path=str(path),
     )
     check_official_params(m)     # a stated total 1000x what [config] gives is a typo
     return m
@@ -746,51 +376,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-# --------------------------------------------------------------------------------------------
-# Other sourced data files (prices, tiers, assumptions)
-# --------------------------------------------------------------------------------------------
-def data_sources(folder: Path) -> dict[str, Source]:
-    """Bibliography of a data folder: every ``sources*.toml`` in it, merged (keys unique)."""
-    return load_sources(sorted(folder.glob("sources*.toml")))
-
-
-def sourced_quantity(raw: Any, field: str, path: Path | str, to: str, lo: float, hi: float,
-                     sources: Mapping[str, Source], *, link: bool = False) -> float:
-    """Parse one ``{value, unit, source[, note]}`` table of a data file into ``to`` units.
-
-    Parameters
-    ----------
-    raw : Mapping
-        The inline table as read by ``tomllib``.
-    field : str
-        Its dotted name, for error messages (e.g. ``"tiers.dram.bandwidth"``).
-    path : Path or str
-        The file, for error messages.
-    to : str
-        Canonical unit, e.g. ``"B/s"``, ``"USD/B/s"``, ``"USD/hour"``.
-    lo, hi : float
-        Plausible range in ``to`` units.
-    sources : Mapping
-        Bibliography (see :func:`data_sources`); the ``source`` key must be in it.
-    link : bool
-        A bandwidth that states ``direction`` (``"per_direction"`` or ``"bidirectional"``):
-        returned per direction (a bidirectional figure halved), the range checked on that.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    CatalogError
-        Naming the file and the field: not a table, unknown key, wrong dimension, unresolved
-        source, implausible value.
-    """
-    f = _File(Path(path), sources)
-    v = f.quantity({field.rsplit(".", 1)[-1]: raw}, field.rsplit(".", 1)[-1],
-                   field.rsplit(".", 1)[0] if "." in field else "", to, lo, hi, link=link)
-    if v is None:
-        raise CatalogError(f"{path}: field {field}: a number is required here, got {raw!r}")
-    return v

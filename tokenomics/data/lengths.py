@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnknownEntryError
-from tokenomics.data.catalog import catalog_dir, read_toml
+from tokenomics.data.bibliography import catalog_dir, read_toml
 
 #: Quadrature nodes per length by default (equal-probability bins).
 NODES = 16

@@ -2,8 +2,8 @@
 
 A hardware file's ``[compute]`` holds dense peaks only. Two optional tables sit beside it:
 ``[achievable]``, the best dense matmul rate a benchmark measured per format (at most the
-peak; :func:`parse_achievable`), and ``[quoted]``, figures of unknown convention
-(:func:`parse_quoted`).
+peak), and ``[quoted]``, figures of unknown convention; both are declared with the rest of
+the file in :data:`tokenomics.data.kinds.HARDWARE`.
 
 **Quoted figures.** NVIDIA's Rubin is announced at "50 PF NVFP4 inference" per GPU with
 no sparsity convention: a dense peak is what every time law needs, and half of the quoted
@@ -36,97 +36,6 @@ from tokenomics.core.units import as_magnitude
 
 #: The id suffix of a device read at its quoted figures.
 QUOTED_SUFFIX = "-quoted"
-
-
-def _formats_table(f: Any, data: Mapping[str, Any], name: str, convention: str,
-                   why: str) -> Mapping[str, Any] | None:
-    """The optional table ``name`` of figures per compute key with its required
-    ``convention``, checked (None when the file has no such table)."""
-    if name not in data:
-        return None
-    t = data[name]
-    if not isinstance(t, Mapping):
-        raise f.err(name, f"must be a table: convention = \"{convention}\" and figures per "
-                          f"format")
-    f.keys(t, name, ("convention",), PEAK_KEYS)
-    if t["convention"] != convention:
-        raise f.err(f"{name}.convention",
-                    f"must be \"{convention}\" ({why}), got {t['convention']!r}")
-    return t
-
-
-def parse_achievable(f: Any, data: Mapping[str, Any], peaks: Mapping[str, float],
-                     bounds: tuple[float, float]) -> dict[str, float]:
-    """The optional ``[achievable]`` table: measured maximum achievable matmul rate per
-    compute key [FLOP/s] (``convention = "measured"``), each of a format with a published
-    ``[compute]`` peak and at most 2% above it (a measurement's noise, not a sparse figure).
-
-    Parameters
-    ----------
-    f : catalog file context
-        Its ``err``, ``keys`` and ``quantity`` name the file and field of a problem.
-    data : Mapping
-        The parsed TOML file.
-    peaks : Mapping
-        The file's dense peaks [FLOP/s].
-    bounds : (float, float)
-        Plausible range of a peak [FLOP/s].
-
-    Returns
-    -------
-    dict of str to float
-        Compute key -> measured rate [FLOP/s]; empty without the table.
-    """
-    ach = _formats_table(f, data, "achievable", "measured",
-                         "a benchmark's best dense matmul, not a datasheet figure")
-    if ach is None:
-        return {}
-    out: dict[str, float] = {}
-    for k in PEAK_KEYS:
-        v = f.quantity(ach, k, "achievable", "flop/s", *bounds, required=False)
-        if v is None:
-            continue
-        if k not in peaks:
-            raise f.err(f"achievable.{k}", f"has no [compute] peak of that format to be "
-                                           f"measured against; published: {', '.join(peaks)}")
-        if v > 1.02 * peaks[k]:
-            raise f.err(f"achievable.{k}", f"{v / 1e12:.1f} TFLOP/s is above the format's "
-                                           f"dense peak of {peaks[k] / 1e12:.1f} TFLOP/s: a "
-                                           f"matmul cannot beat it (a sparse figure?)")
-        out[k] = v
-    return out
-
-
-def parse_quoted(f: Any, data: Mapping[str, Any], bounds: tuple[float, float]
-                 ) -> dict[str, float]:
-    """The optional ``[quoted]`` table of a hardware file: compute figures of unknown
-    convention per compute key [FLOP/s] (``convention = "unknown"``).
-
-    Parameters
-    ----------
-    f : catalog file context
-        Its ``err``, ``keys`` and ``quantity`` name the file and field of a problem.
-    data : Mapping
-        The parsed TOML file.
-    bounds : (float, float)
-        Plausible range of a peak [FLOP/s].
-
-    Returns
-    -------
-    dict of str to float
-        Compute key -> quoted figure [FLOP/s]; empty without the table.
-    """
-    q = _formats_table(f, data, "quoted", "unknown",
-                       "a figure known to be dense goes in [compute]; one known to be sparse "
-                       "goes there halved")
-    if q is None:
-        return {}
-    out: dict[str, float] = {}
-    for k in PEAK_KEYS:
-        v = f.quantity(q, k, "quoted", "flop/s", *bounds, required=False)
-        if v is not None:
-            out[k] = v
-    return out
 
 
 def checked_quoted(hw_id: str, quoted: Mapping[str, Any]) -> Mapping[str, float]:

@@ -36,15 +36,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from tokenomics.core.errors import CatalogError, TokenomicsError, UnknownEntryError
-from tokenomics.data.catalog import (
-    Source,
-    catalog_dir,
-    default_catalog,
-    hardware,
-    read_toml,
-)
+from tokenomics.data.bibliography import Source, catalog_dir, read_toml
+from tokenomics.data.catalog import default_catalog, hardware
 from tokenomics.data.interconnect import Topology, topology
-from tokenomics.data.schema import SYSTEM, Schema, check_entry
+from tokenomics.data.kinds import SYSTEM
+from tokenomics.data.schema import Schema, check_entry
 from tokenomics.data.specs import SCALE_UP_TOPOLOGIES, Hardware
 from tokenomics.data.user_catalog import catalog_generation, search_path, user_subdir
 
@@ -52,7 +48,7 @@ from tokenomics.data.user_catalog import catalog_generation, search_path, user_s
 TOTAL_TOLERANCE = 0.05
 
 #: Published totals a system file may give: key -> canonical unit (the device figure it sums;
-#: declared in :data:`tokenomics.data.schema.SYSTEM`): all devices' scale-up links per
+#: declared in :data:`tokenomics.data.kinds.SYSTEM`): all devices' scale-up links per
 #: direction, memory capacity, memory bandwidth, dense peaks.
 TOTALS = {f.name: f.unit for f in cast(Schema, SYSTEM.get("totals").sub).fields}
 

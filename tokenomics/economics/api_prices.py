@@ -30,8 +30,9 @@ from tokenomics.core.errors import (
     UnknownEntryError,
 )
 from tokenomics.core.units import Result
-from tokenomics.data.catalog import catalog_dir, data_sources
-from tokenomics.data.schema import API_PRICES, read_entries
+from tokenomics.data.bibliography import catalog_dir, data_sources
+from tokenomics.data.kinds import API_PRICES
+from tokenomics.data.schema import read_entries
 
 # ---- Provider prices -----------------------------------------------------------------------
 _PRICE_FIELDS = ("input", "cached_input", "cache_write_5m", "cache_write_1h", "output")

@@ -73,16 +73,17 @@ import pandas as pd
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.core.units import ReadableRepr, as_magnitude
+from tokenomics.data.bibliography import catalog_dir, data_sources
 from tokenomics.data.boundary import inputs
-from tokenomics.data.catalog import catalog_dir, data_sources
 from tokenomics.data.deployment import Deployment
-from tokenomics.data.schema import JOURNEY, read_entries
+from tokenomics.data.kinds import JOURNEY
+from tokenomics.data.schema import read_entries
 from tokenomics.economics.cost import device_hour_usd
 from tokenomics.serving.replica_queue import TOKEN_BUDGET, replica_ttft
 from tokenomics.serving.steady import steady_state
 
 #: Terms of ``price_catalog/journey.toml``: canonical unit and plausible range (declared in
-#: :data:`tokenomics.data.schema.JOURNEY`).
+#: :data:`tokenomics.data.kinds.JOURNEY`).
 JOURNEY_TERMS: dict[str, tuple[str, float, float]] = {
     f.name: (f.unit, f.lo, f.hi) for f in JOURNEY.fields}
 #: Scale-out hops each way between the load balancer and the replica (an assumption).

@@ -28,8 +28,9 @@ from functools import lru_cache
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import TokenomicsError
-from tokenomics.data.catalog import catalog_dir, data_sources
-from tokenomics.data.schema import ASSUMPTIONS, read_entries
+from tokenomics.data.bibliography import catalog_dir, data_sources
+from tokenomics.data.kinds import ASSUMPTIONS
+from tokenomics.data.schema import read_entries
 from tokenomics.data.workload import accepts_legacy_forms
 
 #: Hours in a (365-day) year, the amortisation's unit.

@@ -57,12 +57,13 @@ from tokenomics.core.errors import (
     UnknownEntryError,
 )
 from tokenomics.core.units import Result
+from tokenomics.data.bibliography import catalog_dir, data_sources, read_toml
 from tokenomics.data.boundary import inputs
-from tokenomics.data.catalog import catalog_dir, data_sources, read_toml
 from tokenomics.data.catalog import hardware as _catalog_hardware
 from tokenomics.data.deployment import Deployment
+from tokenomics.data.kinds import KV_TIER, RETENTION
 from tokenomics.data.rentals import rental_price
-from tokenomics.data.schema import KV_TIER, RETENTION, check_entry
+from tokenomics.data.schema import check_entry
 from tokenomics.data.specs import Hardware
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import prefill
@@ -147,7 +148,7 @@ def _err(path: Path, fld: str, msg: str) -> CatalogError:
 
 def _parse_tier(name: str, raw: Any, path: Path, sources: Mapping[str, Any]) -> Tier:
     """One ``[tiers.<name>]`` table as a :class:`Tier` (bandwidth per direction), checked
-    against :data:`tokenomics.data.schema.KV_TIER`."""
+    against :data:`tokenomics.data.kinds.KV_TIER`."""
     v = check_entry(KV_TIER, raw, path, f"tiers.{name}", sources)
     bw = float(v["read_bandwidth"])
     if v["bandwidth_direction"] == "bidirectional":
@@ -220,7 +221,7 @@ def read_kv_tiers_file(folder: Path | str | None
 
 
 def _parse_retention(raw: Any, path: Path, sources: Mapping[str, Any]) -> tuple[float, str, str]:
-    """The ``[retention]`` table (:data:`tokenomics.data.schema.RETENTION`): miss price
+    """The ``[retention]`` table (:data:`tokenomics.data.kinds.RETENTION`): miss price
     [USD/token], its source key and its note."""
     if raw is None:
         raise _err(path, "retention", "a [retention] table with miss_price (the stated price "
