@@ -115,6 +115,19 @@ def test_tensorrt_llms_attention_dp_rows_run_their_mlps_data_parallel():
     assert p112.mlp_copies == 8 and p112.dp_attention == 8
 
 
+def test_tensorrt_llm_without_nvlink_gathers_instead_of_all_to_all():
+    # TensorRT-LLM's fused MoE runs an all-to-all only where MnnvlMemory.supports_mnnvl()
+    # (every NVLink up); otherwise its attention-DP MoE layers take the allgather /
+    # reducescatter path. The RTX PRO 6000 Server cards talk over PCIe: its TensorRT-LLM
+    # rows with attention DP and experts over the ranks gather; NVLink parts and other
+    # engines keep the all-to-all.
+    for row in ROWS.values():
+        want = (row.engine == "trtllm" and row.attn_dp and row.ep > 1
+                and row.hardware == "rtx-pro-6000-server")
+        assert row.deployment().ep_exchange == ("allgather" if want else "alltoall"), row.id
+    assert sum(r.deployment().ep_exchange == "allgather" for r in ROWS.values()) >= 70
+
+
 def test_a_finite_run_holds_at_most_its_requests():
     # TensorRT-LLM's perf-overview runs trtllm-bench on a dataset of $num_requests requests
     # ("Reproducing Benchmarked Results": 3,000 at 1,000/1,000 and 1,024/1,024, 1,500 at

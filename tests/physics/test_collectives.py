@@ -166,6 +166,42 @@ def test_S43_deepseek_v3_on_2x8_h800_alltoall_crosses_infiniband():
     assert r.collective_time_s == pytest.approx(sum(c.time_s for c in costs.values()))
 
 
+def test_allgather_exchange_gathers_every_ranks_tokens_by_hand():
+    # Llama 4 Scout (top-1 routing, hidden 5,120, 48 MoE layers) on 4 PCIe RTX PRO 6000s,
+    # attention data-parallel, experts over the 4: without NVLink TensorRT-LLM all-gathers
+    # every rank's tokens and reduce-scatters the outputs instead of an all-to-all.
+    ag = tk.Deployment("llama-4-scout", "rtx-pro-6000-server", tp=4, ep=4, dp_attention=4,
+                       ep_exchange="allgather")
+    a2a = ag.with_(ep_exchange="alltoall")
+    B = 512                                          # decode tokens of the step, all ranks
+    topo = topology(tk.hardware("rtx-pro-6000-server"))
+    # PCIe Gen5 x16: 128 GB/s both ways = 64e9 B/s each way; the default 0.6 us a hop
+    assert (topo.up_bytes_per_s, topo.up_latency_s) == (64e9, 0.6e-6)
+    costs = {c.name: c for c in step_comm(ag, B, 1, 1)}
+    M = B * 5120 * 2                                 # the step's tokens x hidden x BF16
+    ring = 3 * 0.6e-6 + 3 / 4 * M / 64e9             # (n-1) hops + (n-1)/n of M, n = 4
+    for name in ("ep_dispatch", "ep_combine"):
+        assert costs[name].message_bytes == M
+        assert costs[name].time_s == pytest.approx(48 * ring), name
+    # the all-to-all sends each rank's B/4 tokens to its one expert: 3/4 of B/4 x h x 2 B
+    # leave the device, so the gather moves ep / k = 4 times the bytes
+    one = {c.name: c for c in step_comm(a2a, B, 1, 1)}["ep_dispatch"]
+    assert one.message_bytes == B / 4 * 1 * 5120 * 2
+    assert one.time_s == pytest.approx(48 * (0.6e-6 + 3 / 4 * (B / 4 * 5120 * 2) / 64e9))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(ep_exchange="allgather"), "needs ep > 1 and dp_attention > 1"),
+    (dict(dp_attention=4, ep_exchange="allgather"), "needs ep > 1"),
+    (dict(ep=4, ep_exchange="allgather"), "dp_attention=1"),
+    (dict(ep=4, dp_attention=4, ep_exchange="gather"), "one of alltoall, allgather"),
+    (dict(ep=4, dp_attention=4, ep_exchange=None), "one of alltoall, allgather"),
+])
+def test_an_exchange_without_its_layout_is_refused(kwargs, match):
+    with pytest.raises(tk.TokenomicsError, match=match):
+        tk.Deployment("llama-4-scout", "rtx-pro-6000-server", tp=4, **kwargs)
+
+
 def test_domain_boundary_adds_scale_out_time():
     h = tk.hardware("h100-sxm")
     d16 = tk.Deployment("llama-3.1-405b", h, tp=16)

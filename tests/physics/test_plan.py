@@ -40,6 +40,9 @@ MOE = [
     tk.Deployment("mixtral-8x7b", "h100-sxm", tp=2),
     tk.Deployment("qwen3-235b-a22b", "h200", tp=8, weight_dtype="fp8", compute_dtype="fp8",
                   efficiency=CAL),
+    # experts over 4 PCIe cards, tokens gathered and scattered (TensorRT-LLM without NVLink)
+    tk.Deployment("qwen3-30b-a3b", "rtx-pro-6000-server", tp=4, ep=4, dp_attention=4,
+                  ep_exchange="allgather", efficiency=CAL),
 ]
 FIELDS = ("time_s", "roofline_s", "lower_bound_s", "compute_time_s", "memory_time_s",
           "comm_time_s", "overhead_s", "flops_per_device", "bytes_per_device",

@@ -462,3 +462,23 @@ def test_terminal_tables_fit_the_terminal_and_read_in_milliseconds(capsys, monke
     assert max(len(line) for line in out.splitlines()) <= 100
     assert "step_time_ms" in out and "step_time_s " not in out
     assert "e-0" not in out                              # no scientific notation left
+
+
+def test_the_expert_exchange_is_a_layout_option(tmp_path, capsys):
+    # --ep-exchange allgather: every attention-DP rank's tokens gathered for its experts
+    # (TensorRT-LLM without NVLink). For Qwen3-30B-A3B's top-8 router over four cards the
+    # all-to-all sends each of a device's N/4 tokens to 8 experts, 3/4 of them away
+    # (1.5 N h bytes), the gather receives 3/4 of all N tokens (0.75 N h): it is cheaper here
+    args = ["decode", "qwen3-30b-a3b", "rtx-pro-6000-server", "--tp", "4", "--ep", "4",
+            "--dp-attention", "4", "--batch", "256", "--context", "2048", "--efficiency",
+            "calibrated"]
+    a, g = tmp_path / "a.json", tmp_path / "g.json"
+    assert main([*args, "--json", str(a)]) == 0
+    assert main([*args, "--ep-exchange", "allgather", "--json", str(g)]) == 0
+    a2a, ag = json.loads(a.read_text())[0], json.loads(g.read_text())[0]
+    comm = next(k for k in a2a if k.startswith("comm"))
+    assert 0 < ag[comm] < a2a[comm]
+    capsys.readouterr()
+    assert main(["decode", "qwen3-30b-a3b", "rtx-pro-6000-server", "--tp", "4", "--ep", "4",
+                 "--ep-exchange", "allgather"]) == 2
+    assert "dp_attention > 1" in capsys.readouterr().err

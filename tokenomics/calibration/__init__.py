@@ -70,6 +70,7 @@ _EXPORTS = {
     "trtllm_bench_caps": ".corpus",
     "runtime_caps": ".corpus",
     "held_tokens": ".corpus",
+    "ep_exchange_of": ".corpus",
     "row_parameters": ".design",
     "committed_fit": ".fitting",
     "interval_for": ".fitting",

@@ -180,7 +180,8 @@ class CorpusRow:
                        redundant_experts=self.redundant_experts,
                        comm_overlap=self.comm_overlap, engine=self.engine,
                        mlp_data_parallel=bool(self.attn_dp and self.tp > 1
-                                              and self.engine in MLP_DP_ENGINES))
+                                              and self.engine in MLP_DP_ENGINES),
+                       ep_exchange=ep_exchange_of(self))
         if memory_fraction >= 1.0:
             return d
         cap = d.hardware.mem_usable_bytes
@@ -318,6 +319,27 @@ def runtime_caps(row: CorpusRow, dep: Deployment) -> tuple[int, int]:
 #: ``mlp_tp_size = 1`` / ``overridden_tp_size=1`` for them under ``enable_attention_dp``
 #: (tensorrt_llm/_torch/models/modeling_deepseekv3.py, modeling_llama.py).
 MLP_DP_ENGINES = ("trtllm",)
+
+#: Engines whose expert-parallel all-to-all needs NVLink between the devices: without it,
+#: attention-DP MoE layers all-gather every rank's tokens and reduce-scatter the outputs
+#: (TensorRT-LLM: ``select_alltoall_method_type`` returns ``NotEnabled`` unless
+#: ``MnnvlMemory.supports_mnnvl()``, which asks that every NVLink be up; the fused MoE then
+#: takes its ``allgather`` / ``reducescatter`` path; tensorrt_llm/_torch/modules/fused_moe,
+#: tensorrt_llm/_mnnvl_utils.py).
+NVLINK_ALLTOALL_ENGINES = ("trtllm",)
+
+
+def ep_exchange_of(row: CorpusRow) -> str:
+    """The row's :attr:`~tokenomics.data.deployment.Deployment.ep_exchange`: ``"allgather"``
+    where an engine of :data:`NVLINK_ALLTOALL_ENGINES` runs attention-DP experts over
+    ``ep > 1`` devices whose scale-up link is PCIe (no NVLink), else ``"alltoall"``."""
+    from tokenomics.data.catalog import hardware as _hw
+
+    if (row.engine in NVLINK_ALLTOALL_ENGINES and row.attn_dp and row.ep > 1 and row.tp > 1
+            and _hw(row.hardware).scale_up_name.lower().startswith("pcie")):
+        return "allgather"
+    return "alltoall"
+
 
 #: Engines whose scheduler reserves a sequence's whole final length when it admits it
 #: (TensorRT-LLM's default capacity policy ``GUARANTEED_NO_EVICT``); the others allocate

@@ -97,6 +97,7 @@ _EXPORTS = {
     "counts_bits": ".bibliography",
     "Deployment": ".deployment",
     "check_deployment": ".deployment",
+    "EP_EXCHANGES": ".deployment",
     "model_from_hf_config": ".hf_config",
     "ALGORITHMS": ".interconnect",
     "DEFAULT_SCALE_UP_LATENCY_S": ".interconnect",

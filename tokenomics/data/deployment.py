@@ -27,6 +27,9 @@ from tokenomics.data.display import deployment_repr, entry_html
 from tokenomics.data.interconnect import ALGORITHMS, topology
 from tokenomics.data.specs import ROOFLINE, Efficiency, Hardware, Model
 
+#: How an expert-parallel step exchanges tokens (:attr:`Deployment.ep_exchange`).
+EP_EXCHANGES = ("alltoall", "allgather")
+
 
 def check_deployment(dep: Any, where: str) -> None:
     """Raise a :class:`TokenomicsError` unless ``dep`` is a :class:`Deployment`.
@@ -81,6 +84,16 @@ class Deployment:
         is on (its DeepSeek-V3 layers: "If using attention DP, the MLP also uses DP instead
         of TP"; its Llama 4 shared expert and dense MLPs: ``overridden_tp_size=1``). Needs
         ``dp_attention > 1``.
+    ep_exchange : {"alltoall", "allgather"}
+        How an expert-parallel step moves tokens to their experts and back (default
+        ``"alltoall"``): each token's hidden state to the ranks of its :math:`k` experts and
+        back (DeepEP, NVLink one- and two-sided all-to-all), or, with attention data
+        parallelism, ``"allgather"``: every rank gathers all ranks' tokens, runs its own
+        experts on them and reduce-scatters the outputs (each device receives
+        :math:`\frac{ep-1}{ep} N h` bytes each way, :math:`ep/k` times an all-to-all's).
+        TensorRT-LLM exchanges so wherever its all-to-all kernels cannot run: without NVLink
+        between the devices (``MnnvlMemory.supports_mnnvl``), and in its first wide-EP
+        releases unless ``ep > top_k``. Needs ``ep > 1`` and ``dp_attention > 1``.
     weight_dtype : str, optional
         Weight format; default the model's released format.
     expert_dtype : str, optional
@@ -170,6 +183,7 @@ class Deployment:
     redundant_experts: int = 0
     engine: str | None = None
     mlp_data_parallel: bool = False
+    ep_exchange: str = "alltoall"
 
     def __repr__(self) -> str:
         return deployment_repr(self)
@@ -320,6 +334,7 @@ class Deployment:
             raise TokenomicsError("mlp_data_parallel runs the dense FFN and shared experts "
                                   "data-parallel beside attention data parallelism; it needs "
                                   "dp_attention > 1 (got 1)")
+        self._check_ep_exchange()
         atp = self.attention_tp
         if a.num_q_heads % atp:
             raise TokenomicsError(
@@ -332,6 +347,18 @@ class Deployment:
         if self.ep > 1 or self.redundant_experts:
             self._check_expert_parallel()
         self._check_links()
+
+    def _check_ep_exchange(self) -> None:
+        """``ep_exchange`` is one of :data:`EP_EXCHANGES`; ``"allgather"`` gathers the
+        attention-DP ranks' tokens, so it needs ``ep > 1`` and ``dp_attention > 1``."""
+        x = self.ep_exchange
+        if not isinstance(x, str) or x not in EP_EXCHANGES:
+            raise TokenomicsError(f"ep_exchange must be one of {', '.join(EP_EXCHANGES)}, got "
+                                  f"{x!r}")
+        if x == "allgather" and (self.ep == 1 or self.dp_attention == 1):
+            raise TokenomicsError(f"ep_exchange='allgather' gathers every attention-DP rank's "
+                                  f"tokens for its experts; it needs ep > 1 and dp_attention "
+                                  f"> 1 (got ep={self.ep}, dp_attention={self.dp_attention})")
 
     def _check_expert_parallel(self) -> None:
         """``ep > 1`` needs a MoE model, ``ep == tp`` and ``ep`` dividing the routed experts

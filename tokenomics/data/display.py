@@ -102,7 +102,7 @@ def model_repr(m: Any) -> str:
 _DEFAULTS = dict(dp_attention=1, kv_shard="heads", comm_overlap=0.0, allreduce_algorithm="auto",
                  redundant_experts=0, engine=None, runtime_reserve_bytes=0.0,
                  workspace_bytes=None, allow_beyond_max_context=False,
-                 mlp_data_parallel=False)
+                 mlp_data_parallel=False, ep_exchange="alltoall")
 
 
 def deployment_repr(d: Any) -> str:

@@ -521,7 +521,9 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
         per dense layer, and per MoE layer when ``ep == 1``; with ``mlp_data_parallel`` the
         dense layers' over each attention group and the MoE layers' as
         ``tp_moe_allreduce``), ``ep_dispatch`` and
-        ``ep_combine`` all-to-alls (one each per MoE layer, ``ep > 1``),
+        ``ep_combine`` all-to-alls (one each per MoE layer, ``ep > 1``; with
+        ``ep_exchange="allgather"`` an all-gather of the step's :math:`N` tokens and a
+        reduce-scatter of their outputs, :math:`N h b` bytes each),
         ``ep_allgather`` (tokens back to every attention-TP rank), ``lm_head_allgather``
         (vocabulary-parallel logits), ``pp_send`` (stage to stage).
 
@@ -584,8 +586,11 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
         limit = m.moe.topk_group if m.moe.n_group > 1 else 0
         share = remote_copies(k, d, limit) / k if d > 1 else None
         for name, b in (("ep_dispatch", disp), ("ep_combine", act)):
-            add(name, Lm, N / tp * k * h * b, dep.ep,
-                lambda topo_, msg, g, s=share: group_alltoall_time(topo_, msg, g, s))
+            if dep.ep_exchange == "allgather":   # every rank's tokens gathered, then scattered
+                add(name, Lm, N * h * b, dep.ep, group_allgather_time)
+            else:
+                add(name, Lm, N / tp * k * h * b, dep.ep,
+                    lambda topo_, msg, g, s=share: group_alltoall_time(topo_, msg, g, s))
         add("ep_allgather", Lm, N / dp * h * act, atp, group_allgather_time)
     add("lm_head_allgather", 1, NL / dp * m.vocab_size * act, atp, group_allgather_time)
     if dep.pp > 1:

@@ -125,6 +125,10 @@ def _deployment_arguments(p: argparse.ArgumentParser, hardware: bool = True) -> 
     p.add_argument("--mlp-data-parallel", action="store_true",
                    help="with --dp-attention, run the dense FFN and shared experts "
                         "data-parallel too (as TensorRT-LLM does)")
+    p.add_argument("--ep-exchange", default="alltoall", choices=["alltoall", "allgather"],
+                   help="with --ep and --dp-attention, how tokens reach their experts: "
+                        "all-to-all (default) or all-gather then reduce-scatter (TensorRT-LLM "
+                        "without NVLink)")
     p.add_argument("--overlap", type=float, default=0.0,
                    help="fraction of communication hidden behind compute (default 0)")
     p.add_argument("--allreduce", default="auto",

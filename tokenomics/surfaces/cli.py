@@ -74,6 +74,7 @@ def _deployment(a: argparse.Namespace) -> Deployment:
     return tk.Deployment(
         tk.model(a.model), tk.hardware(a.hardware), tp=a.tp, pp=a.pp, ep=a.ep,
         dp_attention=a.dp_attention, mlp_data_parallel=a.mlp_data_parallel,
+        ep_exchange=a.ep_exchange,
         comm_overlap=a.overlap, allreduce_algorithm=a.allreduce,
         weight_dtype=a.weight_dtype, kv_dtype=a.kv_dtype, act_dtype=a.act_dtype,
         compute_dtype=a.compute_dtype,
