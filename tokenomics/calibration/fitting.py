@@ -9,7 +9,7 @@ fractions of MFU, the achieved fraction of link bandwidth and the share of colle
 fixed time per layer per step (kernel launches and minimum durations that CUDA graphs do not
 hide), the host's time per sampled token, a time per request before its first token, and
 the busiest expert-parallel rank's excess load. Five of them differ by serving stack (vendor
-and engine) and three by hardware family, partially pooled toward the common value
+and engine) and four by hardware family, partially pooled toward the common value
 (:mod:`tokenomics.calibration.pooling`): a stack or a family the corpus has not seen gets the
 pooled value, and its interval says so (:func:`forecast_interval`).
 

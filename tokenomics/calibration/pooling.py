@@ -84,11 +84,14 @@ PRIORS: dict[str, tuple[float, float]] = {
 }
 #: The levels whose groups take offsets, with the parameters each offsets and their prior
 #: widths :math:`\tau` (fitted coordinates): the serving stack (kernels, scheduler, host
-#: work) and the hardware family (the achieved share of a chip's peaks and links).
+#: work) and the hardware family (the achieved share of a chip's peaks and links, and the
+#: platform's share of a layer's fixed time: its kernel-launch and collective latencies, as
+#: ROCm's and CUDA's launch paths differ whatever engine runs on them).
 LEVELS: dict[str, dict[str, float]] = {
     "stack": {"mbu": 0.5, "mfu": 0.5, "layer_overhead_s": 1.0, "token_overhead_s": 1.0,
               "expert_tile_tokens": 1.0},
-    "hardware_family": {"mbu": 0.5, "mfu": 0.5, "link_efficiency": 1.0},
+    "hardware_family": {"mbu": 0.5, "mfu": 0.5, "link_efficiency": 1.0,
+                        "layer_overhead_s": 1.0},
 }
 #: The stack level's parameters (the first level).
 STACK_PARAMS = LEVELS["stack"]
