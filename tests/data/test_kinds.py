@@ -37,6 +37,14 @@ def _broken(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+def _refused(copies, name: str, field: str, why: str) -> None:
+    """Loading the broken copies fails naming the file ``name`` and ``field``, saying ``why``."""
+    with pytest.raises(tk.CatalogError) as exc:
+        load_catalog(*copies)
+    msg = str(exc.value)
+    assert name in msg and f"field {field}" in msg and why in msg, msg
+
+
 def test_every_kind_is_declared_once_by_name():
     # the ten file kinds of issue 25 (the KV tiers file holds two: tiers and retention)
     assert set(SCHEMAS) == {"hardware", "model", "system", "journey", "assumptions",
@@ -77,10 +85,7 @@ def test_hardware_fields_are_named_when_wrong(copies, old, new, field, why):
     if why is None:
         assert "fp4" not in load_catalog(hw, md).hardware["h100-sxm"].achievable_flop_per_s
         return
-    with pytest.raises(tk.CatalogError) as exc:
-        load_catalog(hw, md)
-    msg = str(exc.value)
-    assert "h100-sxm.toml" in msg and f"field {field}" in msg and why in msg, msg
+    _refused(copies, "h100-sxm.toml", field, why)
 
 
 @pytest.mark.parametrize("old, new, field, why", [
@@ -99,10 +104,7 @@ def test_hardware_fields_are_named_when_wrong(copies, old, new, field, why):
 def test_model_fields_are_named_when_wrong(copies, old, new, field, why):
     hw, md = copies
     _broken(md / "llama-3.1-8b.toml", old, new)
-    with pytest.raises(tk.CatalogError) as exc:
-        load_catalog(hw, md)
-    msg = str(exc.value)
-    assert "llama-3.1-8b.toml" in msg and f"field {field}" in msg and why in msg, msg
+    _refused(copies, "llama-3.1-8b.toml", field, why)
 
 
 def test_a_stated_total_far_from_the_config_is_refused(copies):
