@@ -53,6 +53,7 @@ def test_efficiency_overheads_take_quantities():
     (dict(achievable_peaks=1.5), r"achievable_peaks must be in \[0, 1\]"),
     (dict(collective_overlap=-0.1), r"collective_overlap must be in \[0, 1\]"),
     (dict(mixed_input_mfu_scale=0.0), r"mixed_input_mfu_scale must be in \(0, 1\]"),
+    (dict(expert_mfu_scale=0.0), r"expert_mfu_scale must be in \(0, 1\]"),
     (dict(token_overhead_s=-1e-6), r"token_overhead_s must be >= 0 seconds"),
     (dict(expert_tile_tokens=math.nan), r"expert_tile_tokens must be >= 0 tokens"),
     (dict(mfu=0.8, attention_mfu_scale=1.5), r"mfu x attention_mfu_scale <= 1"),
@@ -67,6 +68,7 @@ def test_the_bound_reads_datasheet_peaks_and_hides_collectives():
     # every collective behind compute
     assert ROOFLINE.achievable_peaks == 0.0 and ROOFLINE.collective_overlap == 1.0
     assert ROOFLINE.token_overhead_s == 0.0 and ROOFLINE.mixed_input_mfu_scale == 1.0
+    assert ROOFLINE.expert_mfu_scale == 1.0
 
 
 def test_for_stack_takes_the_most_specific_values_it_has():

@@ -63,8 +63,8 @@ _ROW_FIELDS = ("ids", "stacks", "hardware_families", "concurrency", "n_devices",
                "chunks_per_prompt", "kind", "measured")
 #: The efficiency fields a row's time depends on (the rest are held at their defaults).
 FIELDS = ("mbu", "mfu", "achievable_peaks", "overlap", "expert_half_tokens", "expert_tile_tokens",
-          "attention_mfu_scale", "fp4_mfu_scale", "mixed_input_mfu_scale", "link_efficiency",
-          "step_overhead_s",
+          "attention_mfu_scale", "fp4_mfu_scale", "mixed_input_mfu_scale", "expert_mfu_scale",
+          "link_efficiency", "step_overhead_s",
           "layer_overhead_s", "token_overhead_s", "request_overhead_s", "expert_imbalance",
           "collective_overlap")
 _ETAS = (1.0, 0.5, 0.25)

@@ -1,11 +1,11 @@
 """The efficiency model fitted to the measurement corpus, with grouped cross-validation.
 
-The pure roofline is a bound. The calibrated forecast applies thirteen physically meaningful
+The pure roofline is a bound. The calibrated forecast applies fourteen physically meaningful
 parameters (:data:`~tokenomics.calibration.pooling.PARAMS`) to the same step engine: the
 achieved fractions of memory bandwidth (MBU) and of dense peak (MFU), the share of an
 operator's shorter roofline term hidden behind its longer one (``overlap``), the rows of a
-grouped expert GEMM's tile, attention kernels', 4-bit GEMMs' and weight-only GEMMs'
-fractions of MFU, the achieved fraction of link bandwidth and the share of collectives hidden behind compute, a
+grouped expert GEMM's tile, grouped expert GEMMs', attention kernels', 4-bit GEMMs' and
+weight-only GEMMs' fractions of MFU, the achieved fraction of link bandwidth and the share of collectives hidden behind compute, a
 fixed time per layer per step (kernel launches and minimum durations that CUDA graphs do not
 hide), the host's time per sampled token, a time per request before its first token, and
 the busiest expert-parallel rank's excess load. Five of them differ by serving stack (vendor

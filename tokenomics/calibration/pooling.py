@@ -46,7 +46,7 @@ from tokenomics.data.specs import Efficiency
 
 #: The fitted parameters, in order (every field of the step law but the held ones).
 PARAMS = ("mbu", "mfu", "overlap", "expert_tile_tokens", "attention_mfu_scale",
-          "fp4_mfu_scale", "mixed_input_mfu_scale", "link_efficiency", "layer_overhead_s", "token_overhead_s",
+          "fp4_mfu_scale", "mixed_input_mfu_scale", "expert_mfu_scale", "link_efficiency", "layer_overhead_s", "token_overhead_s",
           "request_overhead_s", "expert_imbalance", "collective_overlap")
 #: Fields of the law held at a value instead of fitted, and why: a time per step beside the
 #: per-layer and per-token times adds nothing they do not carry (the last round's fit put it
@@ -60,7 +60,7 @@ HELD: dict[str, float] = {"step_overhead_s": 0.0, "expert_half_tokens": 0.0,
 #: Coordinates each parameter is fitted in: ``"logit"`` (a fraction in (0, 1)) or ``"log"``.
 TRANSFORMS = {"mbu": "logit", "mfu": "logit", "overlap": "logit", "expert_tile_tokens": "log",
               "attention_mfu_scale": "logit", "fp4_mfu_scale": "logit",
-              "mixed_input_mfu_scale": "logit",
+              "mixed_input_mfu_scale": "logit", "expert_mfu_scale": "logit",
               "link_efficiency": "logit", "layer_overhead_s": "log",
               "token_overhead_s": "log", "request_overhead_s": "log",
               "expert_imbalance": "log", "collective_overlap": "logit"}
@@ -75,6 +75,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "attention_mfu_scale": (0.5, 1.5),    # FlashAttention-3: ~75% of peak, less in serving
     "fp4_mfu_scale": (0.7, 1.0),          # block-scaled FP4 GEMMs below FP8's share
     "mixed_input_mfu_scale": (0.7, 1.0),  # W4A16 GEMMs dequantise every tile (Marlin-style)
+    "expert_mfu_scale": (0.8, 1.0),       # grouped GEMMs: permutes, uneven groups
     "link_efficiency": (0.7, 1.5),        # NCCL bus bandwidth 70-85% of the link
     "layer_overhead_s": (2e-5, 2.0),      # a few kernel launches a layer
     "token_overhead_s": (1e-5, 2.0),      # sampling, detokenising, scheduling per token

@@ -65,6 +65,11 @@ class Efficiency:
         :math:`\mathrm{mfu}\, m / m_\mathrm{eff}` and at a few tokens per expert the
         operator is bound by reading the experts' weights, as measured; far above :math:`T`
         the penalty vanishes. 0 (default): full ``mfu`` at any size.
+    expert_mfu_scale : float
+        Routed experts' grouped GEMMs' fraction of ``mfu`` however many tokens each expert
+        receives, (0, 1]: a grouped GEMM also permutes its tokens into expert order and back
+        and runs many smaller products of uneven sizes, so even full tiles reach a smaller
+        share of peak than one dense GEMM of the same FLOPs. Default 1.
     attention_mfu_scale : float
         Attention kernels' (scores and weighted values) fraction of peak relative to ``mfu``,
         > 0; ``mfu x attention_mfu_scale`` must not exceed 1. Default 1.
@@ -138,6 +143,7 @@ class Efficiency:
     request_overhead_s: float = 0.0
     fp4_mfu_scale: float = 1.0
     mixed_input_mfu_scale: float = 1.0
+    expert_mfu_scale: float = 1.0
     expert_imbalance: float = 0.0
     collective_overlap: float = 1.0
     name: str = field(default="", compare=False)
@@ -219,7 +225,8 @@ class Efficiency:
 
     def _check_ranges(self) -> None:
         """Every field within its physical range (fractions, times, counts)."""
-        for name in ("mfu", "mbu", "link_efficiency", "fp4_mfu_scale", "mixed_input_mfu_scale"):
+        for name in ("mfu", "mbu", "link_efficiency", "fp4_mfu_scale", "mixed_input_mfu_scale",
+                     "expert_mfu_scale"):
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
                 raise TokenomicsError(f"efficiency {name} must be in (0, 1], got {v!r}")

@@ -352,8 +352,8 @@ def compute_scale(dep: Deployment, op: OpCost) -> Any:
     Returns
     -------
     float or numpy.ndarray
-        ``attention_mfu_scale`` for ``attn_core``; :math:`m / (m + m_{1/2})` for
-        ``moe_experts``, with :math:`m = F\,b / (2 Q_w)` the tokens per distinct expert the
+        ``attention_mfu_scale`` for ``attn_core``; ``expert_mfu_scale`` times
+        :func:`grouped_gemm_efficiency` at :math:`m` for ``moe_experts``, with :math:`m = F\,b / (2 Q_w)` the tokens per distinct expert the
         step touches (:math:`F` its FLOPs, :math:`Q_w` its weight bytes, :math:`b` bytes per
         expert weight); 1 for every other operator; each times ``fp4_mfu_scale`` where the
         operator computes at a 4-bit floating-point format. At the roofline (default) every
@@ -406,7 +406,8 @@ def operator_scale(name: str, p: Any, gemm_fp4: Any, attention_fp4: Any,
     -------
     float or numpy.ndarray
         ``attention_mfu_scale`` (times ``fp4_mfu_scale`` at FP4) for ``attn_core``;
-        :func:`grouped_gemm_efficiency` for ``moe_experts`` (times ``fp4_mfu_scale`` at FP4);
+        ``expert_mfu_scale`` times :func:`grouped_gemm_efficiency` for ``moe_experts`` (times
+        ``fp4_mfu_scale`` at FP4);
         ``fp4_mfu_scale`` at FP4, else 1, for every other operator.
     """
     fp4 = np.where(gemm_fp4, p.fp4_mfu_scale, 1.0) if np.ndim(gemm_fp4) else (
@@ -418,7 +419,10 @@ def operator_scale(name: str, p: Any, gemm_fp4: Any, attention_fp4: Any,
     mixed = getattr(p, "mixed_input_mfu_scale", 1.0)
     if np.ndim(weight_only) or weight_only:
         fp4 = fp4 * (np.where(weight_only, mixed, 1.0) if np.ndim(weight_only) else mixed)
-    if name == "moe_experts" and tokens_per_expert is not None:
+    if name != "moe_experts":
+        return fp4
+    fp4 = fp4 * getattr(p, "expert_mfu_scale", 1.0)
+    if tokens_per_expert is not None:
         return fp4 * grouped_gemm_efficiency(tokens_per_expert, p)
     return fp4
 

@@ -182,6 +182,7 @@ PARAMETER_MEANINGS = {
     "attention_mfu_scale": "attention kernels' fraction of mfu",
     "fp4_mfu_scale": "4-bit (NVFP4, MXFP4) GEMMs' fraction of mfu",
     "mixed_input_mfu_scale": "weight-only (W4A16) GEMMs' fraction of mfu",
+    "expert_mfu_scale": "routed experts' grouped GEMMs' fraction of mfu at full tiles",
     "link_efficiency": "achieved fraction of link bandwidth",
     "layer_overhead_s": "fixed time per layer per step [s]",
     "token_overhead_s": "host time per sampled token (scheduling, sampling) [s]",

@@ -460,8 +460,8 @@ def _operator_scale_cells(s: _SizingSheet, name: str, op: Any) -> Any:
                           dtype(dep.attention_dtype).peak == "fp4", None,
                           weight_only(dep, name))
     s.c["e_base"] = s.value("moe_experts: fraction of MFU before the grouped GEMM's terms",
-                            float(base), "1", "fp4_mfu_scale or mixed_input_mfu_scale as "
-                            "they apply")
+                            float(base), "1", "expert_mfu_scale, times fp4_mfu_scale or "
+                            "mixed_input_mfu_scale as they apply")
     s.c["e_half"] = s.value("expert half tokens", eff.expert_half_tokens, "token",
                             "tokens per expert at half efficiency (0: off)")
     s.c["e_tile"] = s.value("expert tile tokens", eff.expert_tile_tokens, "token",
