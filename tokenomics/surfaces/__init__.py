@@ -11,6 +11,8 @@ Modules
     Figure plumbing the plots share: a pyplot-free Axes, series colours, labels, argument checks.
 ``cli``
     The ``tokenomics`` command line.
+``conditions``
+    The sources' point claims swept over the conditions they depend on: where each holds.
 ``docgen``
     Generate the documentation pages that come from the code and the catalogs.
 ``docstrings``
@@ -75,6 +77,10 @@ _EXPORTS = {
     "catalog_pages": ".docgen",
     "validation_page": ".docgen",
     "calibration_page": ".docgen",
+    "conditions_page": ".docgen",
+    "claim_conditions": ".conditions",
+    "ClaimSweep": ".conditions",
+    "CLAIMS": ".conditions",
     "validate_data": ".validate",
     "CHECKS": ".validate",
     "WORST_CAUSES": ".docgen",
@@ -124,6 +130,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'docgen', 'docstrings', 'export', 'facility_sheet', 'plots', 'report', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
+_MODULES = ('arguments', 'canvas', 'cli', 'conditions', 'docgen', 'docstrings', 'export', 'facility_sheet', 'plots', 'report', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -275,6 +275,48 @@ def calibration_page(out: Path) -> None:
         + "\n## Every row\n\n" + _md_table(t.drop(columns=["worst_held_out_error"])))
 
 
+def _conditions_figure(sw: Any, img: Path) -> str:
+    """One line per value of the sweep's second condition, the source's range shaded."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.add_subplot()
+    for c, g in sw.frame.groupby(sw.columns, sort=True):
+        ax.plot(g[sw.rows], g[sw.value], marker="o", label=f"{sw.columns} {c:g}")
+    ax.axhspan(sw.low, sw.high, color="0.85", label="the source's range")
+    ax.set_xlabel(sw.rows)
+    ax.set_ylabel(sw.value)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    name = f"conditions-{sw.claim}.png"
+    fig.savefig(img / name, dpi=100)
+    return name
+
+
+def conditions_page(out: Path) -> None:
+    """The sources' point claims swept over their conditions (issue 28): where each holds."""
+    from tokenomics.surfaces.conditions import CLAIMS, claim_conditions
+
+    img = out / "img"
+    img.mkdir(exist_ok=True)
+    parts = ["# Claims under their conditions\n",
+             "Each claim below is reproduced in `tests/test_claims.py` at one point. Here it "
+             "is swept over the two conditions it depends on most "
+             "(`tokenomics.surfaces.conditions.claim_conditions`): each cell is the "
+             "library's figure, and the sentence under the claim says where it falls inside "
+             "the source's range (shaded in the figure).\n"]
+    for claim in CLAIMS:
+        sw = claim_conditions(claim)
+        table = sw.frame.pivot(index=sw.rows, columns=sw.columns, values=sw.value)
+        table.columns = [f"{sw.columns} {c:g}" for c in table.columns]
+        parts += [f"## {claim}: {sw.statement}\n",
+                  f"Range read from the source: {sw.value} {sw.low:g} to {sw.high:g}. "
+                  f"{sw.condition}\n",
+                  _md_table(table.reset_index(), floatfmt="{:.3g}"),
+                  f"![{claim}](img/{_conditions_figure(sw, img)})\n"]
+    (out / "conditions.md").write_text("\n".join(parts))
+
+
 def api_pages(out: Path) -> None:
     """One page per module, grouped by stage: its notes and every public name's docstring.
 
@@ -426,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     catalog_pages(out)
     validation_page(out)
     calibration_page(out)
+    conditions_page(out)
     api_pages(out)
     gallery(out, docs.parent / "examples")
     highlight_css(out)
