@@ -534,7 +534,8 @@ CLAIMS: list[Claim] = [
                    f" TB/s, {72 * tk.hardware('gb200').mem_capacity_bytes / GiB:,.0f}"
                    " GiB HBM"),
           "gb200 per GPU x its 72-GPU domain; the source's 186 GB per GPU is GiB (13,392 GiB "
-          "= 14.4e12 B); the 120 kW rack and the 30x claim are not expressed",
+          "= 14.4e12 B); the 120 kW rack is not expressed; the 30x is swept over interactivity on "
+          "the conditions page (generated/conditions.md): reached only near H100's fastest",
           lambda: (tk.hardware("gb200").scale_up_domain_size == 72
                    and _rel(2 * tk.hardware("gb200").scale_up_bw_bytes_per_s * 72, 130e12)
                    < 0.01

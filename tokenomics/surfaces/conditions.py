@@ -25,6 +25,15 @@ reproduction in ``tests/test_claims.py`` uses:
   :func:`tokenomics.blended_price` of a $3 / $15 price with cached input at $0.30 against the
   same price without a cache discount, over the input tokens per output token and the cache
   hit rate. "3x" is read to one significant figure: 2.5 to 3.5.
+* **S41** (GB200 NVL72 gives up to 30x an H100 cluster on trillion-parameter models):
+  the best throughput per GPU at an interactivity (:func:`tokenomics.best_at`) of Kimi K2 (a
+  1.04T-parameter MoE; NVIDIA's GPT-MoE-1.8T is not public) on GB200 at NVFP4 (tensor,
+  expert and attention-data parallel over 8-64 GPUs of the rack's NVLink domain) over the
+  same on H100 at FP8 (8-GPU NVLink nodes: pipelines of 2-4 nodes, or expert and attention
+  data parallel over 16-64 GPUs across InfiniBand), FP8 KV on both, under the calibrated
+  forecast (``ratio``) and the bound (``ratio_bound``), over the interactivity and the
+  context (the vendor's 32,768 in / 1,024 out decodes at about 33,280 tokens). "Up to 30x"
+  is read as 30x or more.
 * **S61** (prefix reads are ~60% of an agent step's cost): the prefix KV share of
   :func:`tokenomics.agent_step` for Llama 3.1 70B FP8 on 8 x H100 with 875 new and 214 output
   tokens, over the cached prefix and the agents stepping together (a point whose prefixes do
@@ -47,7 +56,7 @@ import pandas as pd
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 
 #: The claims :func:`claim_conditions` sweeps.
-CLAIMS = ("S18", "S21", "S33", "S61")
+CLAIMS = ("S18", "S21", "S33", "S41", "S61")
 
 
 @dataclass(frozen=True)
@@ -231,6 +240,58 @@ def _s61() -> ClaimSweep:
                   f"{read.max():,.0f} prefix tokens in all (agents x prefix).")
 
 
-_SWEEPS = {"S18": _s18, "S21": _s21, "S33": _s33, "S61": _s61}
+def _best(deps: list[Any], x: float, ctx: int) -> float:
+    import tokenomics as tk
+
+    try:
+        return float(tk.best_at(deps, x, context_tokens=ctx).tokens_per_s_per_device)
+    except TokenomicsError:                        # no layout reaches the interactivity
+        return math.nan
+
+
+def _s41_layouts(eff: Any) -> tuple[list[Any], list[Any]]:
+    import tokenomics as tk
+
+    def make(hw: str, dtype: str, layouts: tuple[tuple[int, int, int], ...]) -> list[Any]:
+        return [tk.Deployment("kimi-k2", hw, tp=tp, pp=pp, ep=tp, dp_attention=dp,
+                              weight_dtype=dtype, compute_dtype=dtype, kv_dtype="fp8",
+                              efficiency=eff) for tp, pp, dp in layouts]
+
+    h100 = make("h100-sxm", "fp8", ((8, 2, 1), (8, 4, 1), (16, 1, 1), (16, 1, 16), (32, 1, 32),
+                                     (64, 1, 64)))
+    gb200 = make("gb200", "nvfp4", ((8, 1, 1), (8, 1, 8), (16, 1, 16), (32, 1, 32),
+                                     (64, 1, 64)))
+    return h100, gb200
+
+
+def _s41() -> ClaimSweep:
+    import tokenomics as tk
+
+    f = _grid("tokens_per_s_per_user", (10, 20, 30, 50, 75, 100, 150), "context_tokens",
+              (4096, 33_280))
+    cols: dict[str, list[float]] = {}
+    for name, eff in (("", tk.efficiency_presets()["calibrated"]), ("_bound", tk.ROOFLINE)):
+        h100, gb200 = _s41_layouts(eff)
+        h = [_best(h100, x, c) for x, c in zip(f.tokens_per_s_per_user, f.context_tokens,
+                                               strict=True)]
+        g = [_best(gb200, x, c) for x, c in zip(f.tokens_per_s_per_user, f.context_tokens,
+                                                strict=True)]
+        cols |= {f"h100{name}": h, f"gb200{name}": g, f"ratio{name}": list(np.divide(g, h))}
+    f = f.assign(**cols)
+    low = f[f.tokens_per_s_per_user <= 30]
+    bw = tk.hardware("gb200").mem_bw_bytes_per_s / tk.hardware("h100-sxm").mem_bw_bytes_per_s
+    return _sweep("S41", "GB200 NVL72 gives up to 30x an H100 cluster on trillion-parameter "
+                  "models", "ratio", (30.0, math.inf), ("tokens_per_s_per_user",
+                                                        "context_tokens"), f,
+                  f"At low interactivity (up to 30 tokens/s per user) GB200 gives "
+                  f"{low.ratio.min():.1f}-{low.ratio.max():.1f}x per GPU (the bound "
+                  f"{low.ratio_bound.min():.1f}-{low.ratio_bound.max():.1f}x): FP4 against "
+                  f"FP8, {bw:.1f}x the HBM bandwidth and the rack's NVLink against "
+                  f"InfiniBand between nodes. The multiple grows with the interactivity asked for, because "
+                  f"H100's throughput collapses near the fastest its layouts reach; 30x is "
+                  f"a figure of that edge.")
+
+
+_SWEEPS = {"S18": _s18, "S21": _s21, "S33": _s33, "S41": _s41, "S61": _s61}
 
 __all__ = ["CLAIMS", "ClaimSweep", "claim_conditions"]

@@ -283,7 +283,11 @@ def _conditions_figure(sw: Any, img: Path) -> str:
     ax = fig.add_subplot()
     for c, g in sw.frame.groupby(sw.columns, sort=True):
         ax.plot(g[sw.rows], g[sw.value], marker="o", label=f"{sw.columns} {c:g}")
-    ax.axhspan(sw.low, sw.high, color="0.85", label="the source's range")
+    v = sw.frame[sw.value].to_numpy(float)
+    if np.nanmax(v) > 20 * np.nanmin(v):
+        ax.set_yscale("log")
+    top = sw.high if np.isfinite(sw.high) else max(ax.get_ylim()[1], 2 * sw.low)
+    ax.axhspan(sw.low, top, color="0.85", label="the source's range")
     ax.set_xlabel(sw.rows)
     ax.set_ylabel(sw.value)
     ax.legend(fontsize=7)
@@ -307,13 +311,16 @@ def conditions_page(out: Path) -> None:
              "the source's range (shaded in the figure).\n"]
     for claim in CLAIMS:
         sw = claim_conditions(claim)
-        table = sw.frame.pivot(index=sw.rows, columns=sw.columns, values=sw.value)
-        table.columns = [f"{sw.columns} {c:g}" for c in table.columns]
         parts += [f"## {claim}: {sw.statement}\n",
-                  f"Range read from the source: {sw.value} {sw.low:g} to {sw.high:g}. "
-                  f"{sw.condition}\n",
-                  _md_table(table.reset_index(), floatfmt="{:.3g}"),
-                  f"![{claim}](img/{_conditions_figure(sw, img)})\n"]
+                  f"Range read from the source: {sw.value} "
+                  + (f"{sw.low:g} to {sw.high:g}. " if np.isfinite(sw.high)
+                     else f"{sw.low:g} or more. ")
+                  + f"{sw.condition}\n"]
+        for col in [sw.value, *(c for c in sw.frame.columns if c.startswith(f"{sw.value}_"))]:
+            table = sw.frame.pivot(index=sw.rows, columns=sw.columns, values=col)
+            table.columns = [f"{sw.columns} {c:g}" for c in table.columns]
+            parts += [f"`{col}`:\n", _md_table(table.reset_index(), floatfmt="{:.3g}")]
+        parts.append(f"![{claim}](img/{_conditions_figure(sw, img)})\n")
     (out / "conditions.md").write_text("\n".join(parts))
 
 
