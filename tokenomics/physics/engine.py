@@ -353,11 +353,11 @@ def compute_scale(dep: Deployment, op: OpCost) -> Any:
     -------
     float or numpy.ndarray
         ``attention_mfu_scale`` for ``attn_core``; ``expert_mfu_scale`` times
-        :func:`grouped_gemm_efficiency` at :math:`m` for ``moe_experts``, with :math:`m = F\,b / (2 Q_w)` the tokens per distinct expert the
-        step touches (:math:`F` its FLOPs, :math:`Q_w` its weight bytes, :math:`b` bytes per
-        expert weight); 1 for every other operator; each times ``fp4_mfu_scale`` where the
-        operator computes at a 4-bit floating-point format. At the roofline (default) every
-        value is 1.
+        :func:`grouped_gemm_efficiency` at :math:`m` for ``moe_experts``, with
+        :math:`m = F\,b / (2 Q_w)` the tokens per distinct expert the step touches (:math:`F`
+        its FLOPs, :math:`Q_w` its weight bytes, :math:`b` bytes per expert weight); 1 for
+        every other operator; each times ``fp4_mfu_scale`` where the operator computes at a
+        4-bit floating-point format. At the roofline (default) every value is 1.
 
     Notes
     -----

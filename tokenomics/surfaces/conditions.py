@@ -29,8 +29,8 @@ reproduction in ``tests/test_claims.py`` uses:
   the best throughput per GPU at an interactivity (:func:`tokenomics.best_at`) of Kimi K2 (a
   1.04T-parameter MoE; NVIDIA's GPT-MoE-1.8T is not public) on GB200 at NVFP4 (tensor,
   expert and attention-data parallel over 8-64 GPUs of the rack's NVLink domain) over the
-  same on H100 at FP8 (8-GPU NVLink nodes: pipelines of 2-4 nodes, or expert and attention
-  data parallel over 16-64 GPUs across InfiniBand), FP8 KV on both, under the calibrated
+  same on H100 at FP8 (8-GPU NVLink nodes: pipelines of 2-4 nodes, or tensor, expert and
+  attention-data parallel over 16-64 GPUs across InfiniBand), FP8 KV on both, under the calibrated
   forecast (``ratio``) and the bound (``ratio_bound``), over the interactivity and the
   context (the vendor's 32,768 in / 1,024 out decodes at about 33,280 tokens). "Up to 30x"
   is read as 30x or more.
