@@ -81,6 +81,7 @@ _EXPORTS = {
     "claim_conditions": ".conditions",
     "ClaimSweep": ".conditions",
     "CLAIMS": ".conditions",
+    "condition_label": ".conditions",
     "validate_data": ".validate",
     "CHECKS": ".validate",
     "WORST_CAUSES": ".docgen",

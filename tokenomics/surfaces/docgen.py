@@ -281,8 +281,10 @@ def _conditions_figure(sw: Any, img: Path) -> str:
 
     fig = Figure(figsize=(6, 3.2))
     ax = fig.add_subplot()
-    for c, g in sw.frame.groupby(sw.columns, sort=True):
-        ax.plot(g[sw.rows], g[sw.value], marker="o", label=f"{sw.columns} {c:g}")
+    from tokenomics.surfaces.conditions import condition_label
+
+    for c, g in sw.frame.groupby(sw.columns, sort=False):
+        ax.plot(g[sw.rows], g[sw.value], marker="o", label=f"{sw.columns} {condition_label(c)}")
     v = sw.frame[sw.value].to_numpy(float)
     if np.nanmax(v) > 20 * np.nanmin(v):
         ax.set_yscale("log")
@@ -299,7 +301,7 @@ def _conditions_figure(sw: Any, img: Path) -> str:
 
 def conditions_page(out: Path) -> None:
     """The sources' point claims swept over their conditions (issue 28): where each holds."""
-    from tokenomics.surfaces.conditions import CLAIMS, claim_conditions
+    from tokenomics.surfaces.conditions import CLAIMS, claim_conditions, condition_label
 
     img = out / "img"
     img.mkdir(exist_ok=True)
@@ -318,7 +320,8 @@ def conditions_page(out: Path) -> None:
                   + f"{sw.condition}\n"]
         for col in [sw.value, *(c for c in sw.frame.columns if c.startswith(f"{sw.value}_"))]:
             table = sw.frame.pivot(index=sw.rows, columns=sw.columns, values=col)
-            table.columns = [f"{sw.columns} {c:g}" for c in table.columns]
+            table = table[list(dict.fromkeys(sw.frame[sw.columns]))]   # the sweep's order
+            table.columns = [f"{sw.columns} {condition_label(c)}" for c in table.columns]
             parts += [f"`{col}`:\n", _md_table(table.reset_index(), floatfmt="{:.3g}")]
         parts.append(f"![{claim}](img/{_conditions_figure(sw, img)})\n")
     (out / "conditions.md").write_text("\n".join(parts))
