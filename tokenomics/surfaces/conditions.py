@@ -108,7 +108,8 @@ def claim_conditions(claim: str) -> ClaimSweep:
     Parameters
     ----------
     claim : str
-        A digest id of :data:`CLAIMS`: ``"S18"``, ``"S21"``, ``"S33"`` or ``"S61"``.
+        A digest id of :data:`CLAIMS`: ``"S17"``, ``"S18"``, ``"S21"``, ``"S33"``, ``"S41"``
+        or ``"S61"``.
 
     Returns
     -------
@@ -151,9 +152,11 @@ def _where(frame: pd.DataFrame, rows: str, columns: str) -> str:
     """Per value of ``columns``, the ``rows`` values at which the claim holds."""
     parts = []
     for c, g in frame.groupby(columns, sort=False):
-        held = g.loc[g.holds, rows].tolist()
-        span = (f"{held[0]:g}" if len(held) == 1 else f"{held[0]:g} to {held[-1]:g}"
-                if held else "nowhere on the grid")
+        at = np.flatnonzero(g.holds.to_numpy())
+        held = [f"{v:g}" for v in g[rows].to_numpy()[at]]
+        run = len(at) > 1 and bool(np.all(np.diff(at) == 1))    # neighbours on the grid
+        span = ("nowhere on the grid" if not held else f"{held[0]} to {held[-1]}" if run
+                else ", ".join(held))
         parts.append(f"{columns} {condition_label(c)}: {rows} {span}")
     return "; ".join(parts)
 
