@@ -470,7 +470,8 @@ CLAIMS: list[Claim] = [
           lambda: f"2.5x speed costs {_s27():.2f}x throughput per GPU",
           "Llama 3.3 70B FP8 on h100-sxm / h200 tp 2/4/8, 8,192 tokens, from 40 tok/s per "
           "user: a dense 70B widens tensor parallelism, so the physics explains under 2x of "
-          "the 6x price (the rest is margin)",
+          "the 6x price (the rest is margin); swept over base tiers, both presets and a 671B "
+          "MoE on the conditions page (generated/conditions.md)",
           lambda: 1.0 <= _s27() < 2.0,
           "differs"),
     # -- prefix caching, pricing, cost

@@ -125,6 +125,21 @@ def test_s17_five_times_needs_a_moe_near_hoppers_edge(sweeps):
     assert set(f[f.holds].model) == {"deepseek-v3"}
 
 
+def test_s27_six_times_needs_a_moe_whose_batch_collapses(sweeps):
+    f = sweeps["S27"].frame
+    for col in ("premium", "premium_bound"):
+        v = f[col].to_numpy()
+        assert (v[np.isfinite(v)] >= 1 - 1e-12).all()     # speed is never free of throughput
+    dense, moe = f[f.model == "llama-3.3-70b"], f[f.model == "deepseek-v3"]
+    # the dense 70B never explains a 6x price under either preset
+    assert (dense.premium.dropna() < 5.5).all() and (dense.premium_bound < 5.5).all()
+    # the MoE does under both, but at base tiers that move with the efficiency: the
+    # calibrated forecast's slower steps put the collapse at lower tiers than the bound's
+    cal = moe[moe.premium >= 5.5].base_tokens_per_s_per_user
+    bound = moe[moe.premium_bound >= 5.5].base_tokens_per_s_per_user
+    assert len(cal) and len(bound) and cal.max() < bound.min()
+
+
 def test_every_sweep_states_where_it_holds(sweeps):
     for c, sw in sweeps.items():
         assert sw.claim == c and sw.low < sw.high
@@ -136,7 +151,7 @@ def test_every_sweep_states_where_it_holds(sweeps):
 
 @pytest.mark.parametrize("bad", ["S99", "s21", 21, None])
 def test_unknown_claims_get_a_library_error(bad):
-    with pytest.raises(tk.TokenomicsError, match="claim must be one of S17, S18, S21, S33, S41, S61"):
+    with pytest.raises(tk.TokenomicsError, match="claim must be one of S17, S18, S21, S27, S33, S41, S61"):
         claim_conditions(bad)
 
 

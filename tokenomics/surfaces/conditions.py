@@ -29,6 +29,13 @@ reproduction in ``tests/test_claims.py`` uses:
   :func:`tokenomics.batching_throughput` for Llama 3.1 8B on an H100 with 512-token prompts
   and lognormal outputs of median 200 tokens (20,000 seeded draws), over the output spread and
   the batch slots.
+* **S27** (a fast mode gives ~2.5x the speed for ~6x the price): the throughput per device
+  given up for 2.5x the speed per user (:func:`tokenomics.speed_premium` on
+  :func:`tokenomics.frontier`, 8,192 tokens of context, FP8 weights and KV) from a base
+  tier, for a dense 70B (Llama 3.3 70B on H100 or H200, tensor parallel over 2-8 GPUs) and a
+  671B MoE on one node (DeepSeek-V3 on 8 x B200, expert parallel), under the calibrated
+  forecast (``premium``) and the bound (``premium_bound``), over the base tier. The physics
+  explains the price where the premium is 5.5x or more ("6x" to one significant figure).
 * **S33** (two providers with the same headline price differ 3x on real traffic):
   :func:`tokenomics.blended_price` of a $3 / $15 price with cached input at $0.30 against the
   same price without a cache discount, over the input tokens per output token and the cache
@@ -65,7 +72,7 @@ import pandas as pd
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 
 #: The claims :func:`claim_conditions` sweeps.
-CLAIMS = ("S17", "S18", "S21", "S33", "S41", "S61")
+CLAIMS = ("S17", "S18", "S21", "S27", "S33", "S41", "S61")
 
 
 @dataclass(frozen=True)
@@ -257,6 +264,47 @@ def _s21() -> ClaimSweep:
                   "longer maximum).")
 
 
+def _s27() -> ClaimSweep:
+    import tokenomics as tk
+
+    fp8 = dict(weight_dtype="fp8", compute_dtype="fp8", kv_dtype="fp8")
+    fleets = {"llama-3.3-70b": [tk.Deployment("llama-3.3-70b", h, tp=t, **fp8)
+                                for h in ("h100-sxm", "h200") for t in (2, 4, 8)],
+              "deepseek-v3": [tk.Deployment("deepseek-v3", "b200", tp=8, ep=8, kv_shard="all",
+                                            **fp8)]}
+    f = _grid("base_tokens_per_s_per_user", (10, 15, 20, 30, 40, 50, 60), "model",
+              tuple(fleets))
+    cols: dict[str, list[float]] = {}
+    for name, preset in (("", "calibrated"), ("_bound", "roofline")):
+        with warnings.catch_warnings():             # layouts too small for the context
+            warnings.simplefilter("ignore", UserWarning)
+            fronts = {m: tk.frontier(d, context_tokens=8192, efficiency=preset, on_oom="skip")
+                      for m, d in fleets.items()}
+        cols[f"premium{name}"] = [_premium(fronts[m], x) for x, m in
+                                  zip(f.base_tokens_per_s_per_user, f.model, strict=True)]
+    f = f.assign(**cols)
+    dense = f[f.model == "llama-3.3-70b"]
+    tiers = f[(f.model == "deepseek-v3") & (f.premium_bound >= 5.5)].base_tokens_per_s_per_user
+    return _sweep("S27", "a fast mode gives ~2.5x the speed for ~6x the price", "premium",
+                  (5.5, math.inf), ("base_tokens_per_s_per_user", "model"), f,
+                  f"A dense 70B widens its tensor parallelism for speed, so 2.5x the speed "
+                  f"costs it at most {dense.premium.max():.1f}x its throughput (the bound: "
+                  f"{dense.premium_bound.max():.1f}x), and a 6x price is mostly margin. A 671B "
+                  f"MoE on one node reads fewer experts at a smaller batch, and its "
+                  f"throughput collapses past a base tier that moves with the efficiency "
+                  f"assumed: under the bound the premium is 5.5x or more from "
+                  f"{tiers.min():g} to {tiers.max():g} tokens/s per user.")
+
+
+def _premium(frontier: Any, base: float) -> float:
+    from tokenomics.pareto.premium import speed_premium
+
+    try:
+        return float(speed_premium(frontier, base, 2.5).throughput_ratio)
+    except TokenomicsError:                        # 2.5x the base is past the frontier
+        return math.nan
+
+
 def _s33() -> ClaimSweep:
     import tokenomics as tk
 
@@ -356,6 +404,6 @@ def _s41() -> ClaimSweep:
                   f"a figure of that edge.")
 
 
-_SWEEPS = {"S17": _s17, "S18": _s18, "S21": _s21, "S33": _s33, "S41": _s41, "S61": _s61}
+_SWEEPS = {"S17": _s17, "S18": _s18, "S21": _s21, "S27": _s27, "S33": _s33, "S41": _s41, "S61": _s61}
 
 __all__ = ["CLAIMS", "ClaimSweep", "claim_conditions", "condition_label"]
