@@ -629,7 +629,8 @@ CLAIMS: list[Claim] = [
           lambda: (f"split {tk.economics.TIME_SPLIT}; gap {tk.economics.GAP_MEDIAN_S / 60:.0f}"
                    f" min; KV {_s62().kv_bytes / GB:.1f} GB; keep {_s62().t1_s / 60:.1f} min"),
           "session defaults; Llama 3.1 70B BF16 KV on 8 x h100-sxm, 119,000 tokens "
-          "(119,000 x 327,680 B = 39.0 GB), offload to DRAM",
+          "(119,000 x 327,680 B = 39.0 GB), offload to DRAM; the keep time is set by the price "
+          "of a miss, swept on the conditions page (generated/conditions.md)",
           lambda: (tk.economics.TIME_SPLIT == (0.92, 0.048, 0.033)
                    and tk.economics.GAP_MEDIAN_S == 25 * 60
                    and _rel(_s62().kv_bytes / GB, 40) < 0.05

@@ -140,6 +140,24 @@ def test_s27_six_times_needs_a_moe_whose_batch_collapses(sweeps):
     assert len(cal) and len(bound) and cal.max() < bound.min()
 
 
+def test_s62_the_golden_time_is_the_price_of_a_miss(sweeps):
+    f = sweeps["S62"].frame
+    # GPU cost alone (a free miss): a reload from DRAM costs less than any residence in HBM
+    assert (f[f.miss_usd_per_mtok == 0].golden_time_min < 0.1).all()
+    # a costlier miss never shortens the residence; a longer gap never lengthens it
+    for g, grp in f.groupby("median_gap_min"):
+        assert np.all(np.diff(grp.sort_values("miss_usd_per_mtok").golden_time_min) >= 0), g
+    for m, grp in f.groupby("miss_usd_per_mtok"):
+        assert np.all(np.diff(grp.sort_values("median_gap_min").golden_time_min) <= 1e-9), m
+    # the catalogue's default ($8.40 per million context tokens, S62's 25-minute gap) is the
+    # policy's own default and inside 5-10 minutes
+    row = f[(f.miss_usd_per_mtok == 8.4) & (f.median_gap_min == 25)]
+    d = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    assert row.golden_time_min.iloc[0] == pytest.approx(
+        tk.retention_policy(d, 119_000).t1_s / 60, rel=1e-9)
+    assert row.holds.iloc[0]
+
+
 def test_every_sweep_states_where_it_holds(sweeps):
     for c, sw in sweeps.items():
         assert sw.claim == c and sw.low < sw.high
@@ -151,7 +169,7 @@ def test_every_sweep_states_where_it_holds(sweeps):
 
 @pytest.mark.parametrize("bad", ["S99", "s21", 21, None])
 def test_unknown_claims_get_a_library_error(bad):
-    with pytest.raises(tk.TokenomicsError, match="claim must be one of S17, S18, S21, S27, S33, S41, S61"):
+    with pytest.raises(tk.TokenomicsError, match="claim must be one of S17, S18, S21, S27, S33, S41, S61, S62"):
         claim_conditions(bad)
 
 

@@ -53,6 +53,12 @@ reproduction in ``tests/test_claims.py`` uses:
   :func:`tokenomics.agent_step` for Llama 3.1 70B FP8 on 8 x H100 with 875 new and 214 output
   tokens, over the cached prefix and the agents stepping together (a point whose prefixes do
   not fit the HBM has no share, ``fits`` False). "~60%" is read as 55-65%.
+* **S62** (keep an idle session's KV in HBM for a 5-10 minute "golden time", then offload):
+  the HBM residence of :func:`tokenomics.retention_policy` for a 119,000-token Llama 3.1 70B
+  context on 8 x H100 (BF16 KV, 39.0 GB) with DRAM as the next tier, over the price put on
+  a cache miss (per million context tokens: the user's wait and the provider's lost work,
+  which the sources do not price) and the median gap between a session's requests (the
+  mean 15x the median, as S60 has it).
 
 References
 ----------
@@ -72,7 +78,7 @@ import pandas as pd
 from tokenomics.core.errors import DoesNotFitError, TokenomicsError
 
 #: The claims :func:`claim_conditions` sweeps.
-CLAIMS = ("S17", "S18", "S21", "S27", "S33", "S41", "S61")
+CLAIMS = ("S17", "S18", "S21", "S27", "S33", "S41", "S61", "S62")
 
 
 @dataclass(frozen=True)
@@ -404,6 +410,30 @@ def _s41() -> ClaimSweep:
                   f"a figure of that edge.")
 
 
-_SWEEPS = {"S17": _s17, "S18": _s18, "S21": _s21, "S27": _s27, "S33": _s33, "S41": _s41, "S61": _s61}
+def _s62() -> ClaimSweep:
+    import tokenomics as tk
+
+    dep = tk.Deployment("llama-3.1-70b", "h100-sxm", tp=8)
+    f = _grid("miss_usd_per_mtok", (0.0, 1.0, 2.0, 4.0, 8.4, 16.0, 32.0), "median_gap_min",
+              (5, 10, 25, 60))
+    t1 = [float(tk.retention_policy(dep, 119_000, miss_usd=m * 1e-6 * 119_000,
+                                    gap=tk.GapDistribution.from_median_mean(g * 60.0, 15.0)
+                                    ).t1_s) / 60.0
+          for m, g in zip(f.miss_usd_per_mtok, f.median_gap_min, strict=True)]
+    f = f.assign(golden_time_min=t1)
+    at25 = f[(f.median_gap_min == 25)]
+    return _sweep("S62", "keep an idle session's KV in HBM for a 5-10 minute golden time, then "
+                  "offload", "golden_time_min", (5.0, 10.0), ("miss_usd_per_mtok",
+                                                             "median_gap_min"), f,
+                  f"On GPU cost alone (a miss priced at $0) the KV leaves HBM at once: "
+                  f"reloading it from DRAM costs less than holding it. The golden time is the "
+                  f"price of a miss: at the source's 25-minute median gap it runs from "
+                  f"{at25.golden_time_min.min():.1f} to {at25.golden_time_min.max():.1f} min "
+                  f"as that price goes from $0 to $32 per million context tokens, and "
+                  f"shorter gaps keep the KV longer at the same price.")
+
+
+_SWEEPS = {"S17": _s17, "S18": _s18, "S21": _s21, "S27": _s27, "S33": _s33, "S41": _s41,
+           "S61": _s61, "S62": _s62}
 
 __all__ = ["CLAIMS", "ClaimSweep", "claim_conditions", "condition_label"]
