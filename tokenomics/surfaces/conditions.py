@@ -208,12 +208,10 @@ def _s17() -> ClaimSweep:
     cols: dict[str, list[float]] = {}
     for name, eff, fmt in (("", cal, "nvfp4"), ("_fp8", cal, "fp8"),
                            ("_bound", tk.ROOFLINE, "nvfp4")):
-        chips = {m: (_s17_layouts(m, "h200", "fp8", eff), _s17_layouts(m, "b200", fmt, eff))
-                 for m in models}
-        h = [_best(chips[m][0], x, 2048) for x, m in zip(f.tokens_per_s_per_user, f.model,
-                                                         strict=True)]
-        b = [_best(chips[m][1], x, 2048) for x, m in zip(f.tokens_per_s_per_user, f.model,
-                                                         strict=True)]
+        h200 = {m: _s17_layouts(m, "h200", "fp8", eff) for m in models}
+        b200 = {m: _s17_layouts(m, "b200", fmt, eff) for m in models}
+        h = _best_per_row(f.model.map(h200), f.tokens_per_s_per_user, 2048)
+        b = _best_per_row(f.model.map(b200), f.tokens_per_s_per_user, 2048)
         cols[f"ratio{name}"] = list(np.divide(b, h))
     f = f.assign(**cols)
     low = f[f.tokens_per_s_per_user <= 25]
@@ -356,6 +354,14 @@ def _s61() -> ClaimSweep:
                   f"{read.max():,.0f} prefix tokens in all (agents x prefix).")
 
 
+def _best_per_row(fleets: Any, interactivity: Any, context: Any) -> list[float]:
+    """:func:`_best` of each grid row: its fleet, interactivity and context (a scalar context
+    serves every row)."""
+    ctxs = np.broadcast_to(np.asarray(context), (len(interactivity),))
+    return [_best(d, float(x), int(c)) for d, x, c in zip(fleets, interactivity, ctxs,
+                                                          strict=True)]
+
+
 def _best(deps: list[Any], x: float, ctx: int) -> float:
     import tokenomics as tk
 
@@ -390,10 +396,8 @@ def _s41() -> ClaimSweep:
     cols: dict[str, list[float]] = {}
     for name, eff in (("", tk.efficiency_presets()["calibrated"]), ("_bound", tk.ROOFLINE)):
         h100, gb200 = _s41_layouts(eff)
-        h = [_best(h100, x, c) for x, c in zip(f.tokens_per_s_per_user, f.context_tokens,
-                                               strict=True)]
-        g = [_best(gb200, x, c) for x, c in zip(f.tokens_per_s_per_user, f.context_tokens,
-                                                strict=True)]
+        h = _best_per_row([h100] * len(f), f.tokens_per_s_per_user, f.context_tokens)
+        g = _best_per_row([gb200] * len(f), f.tokens_per_s_per_user, f.context_tokens)
         cols |= {f"h100{name}": h, f"gb200{name}": g, f"ratio{name}": list(np.divide(g, h))}
     f = f.assign(**cols)
     low = f[f.tokens_per_s_per_user <= 30]
