@@ -134,6 +134,12 @@ def _valid(name: str) -> dict:
         "facility": dict(system_id="gb300-nvl72", power_w=1e7, device_price=2.0),
         "spare_replicas": dict(replicas=100, sla=0.999, devices_per_replica=8),
         "replica_availability": dict(devices_per_replica=72),
+        "Generation": dict(name="h100", first_year=2024, purchase_usd=30000.0),
+        "FleetTerms": dict(life_years=5.0),
+        "demand_path": dict(start_tokens_per_s=1e6, growth_per_year=7.0, years=4),
+        "fleet_plan": dict(demand_tokens_per_s=[1e5, 7e5], start_year=2024,
+                           generations=[tk.Generation("h100", 2024, 1000.0, power_w=1400.0,
+                                                      purchase_usd=30000.0)]),
     }
     kw = dict(common)
     kw.update(per.get(name, {}))
@@ -168,7 +174,8 @@ def _is_result_class(obj) -> bool:
     return inspect.isclass(obj) and is_dataclass(obj) and obj.__module__.split(".")[1] in (
         "physics", "serving", "economics", "pareto", "calibration") and obj.__name__ not in (
         "Drafter", "GapDistribution", "LengthDistribution", "RetentionPrices", "FFNPool",
-        "Ownership", "PriceBasis", "MemoryBudget", "Admission", "SessionStats")
+        "Ownership", "PriceBasis", "MemoryBudget", "Admission", "SessionStats",
+        "Generation", "FleetTerms")
 
 
 def _targets() -> list[str]:
@@ -195,7 +202,7 @@ NAN_BY_DESIGN = {"hardware_table", "model_table", "price_table", "formats", "kv_
                  "margin", "serving_day", "reload_or_recompute", "plot_cost", "plot_frontier",
                  "plot_memory", "plot_retention", "plot_roofline", "retention_policy",
                  "search_path", "forecast_interval",
-                 "facility"}   # documented: inf $/Mtok where no replica fits, NaN revenue
+                 "facility", "fleet_plan"}   # documented: inf $/Mtok where no replica fits, NaN revenue
                                # without a price
 
 

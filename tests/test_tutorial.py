@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -40,3 +41,15 @@ def test_the_tutorial_numbers(ns):
         0.999, repair_hours=24.0).usd_per_mtok))
     assert w["device_capital"] / w["electricity"] == pytest.approx(
         (60_000 / 4 / 8760) / (142e3 / 72 / 1000 * 1.2 * 0.08))
+    # the plan: ceil(1e7 / r_H100) H100s in 2024; from 2025 the growth goes to the GB200
+    # (its cost per token, (50,000 / 0.85 / 5.5 / 8760 + 1.667 kW x 1.2 x $0.0892) / r_GB200,
+    # is below the H100's), and every year serves at least its demand
+    plan, gens = ns["plan"], ns["gens"]
+    r_h, r_g = gens[0].tokens_per_s_per_device, gens[1].tokens_per_s_per_device
+    g = plan.by_generation.set_index(["year", "generation"])
+    assert g.loc[(2024, "h100"), "bought"] == math.ceil(1e7 / r_h)
+    assert g.loc[(2025, "gb200"), "bought"] == math.ceil((7e7 - math.ceil(1e7 / r_h) * r_h)
+                                                         / r_g)
+    assert all(g.loc[(y, "h100"), "bought"] == 0 for y in (2025, 2026, 2027))
+    assert (plan.capacity_tokens_per_s >= plan.demand_tokens_per_s).all()
+    assert plan.margin[0] > 0 > plan.margin[-1]

@@ -19,6 +19,8 @@ Modules
 ``factory``
     A token factory at facility scale: from the power at the meter to systems, tokens and
     dollars.
+``fleet``
+    A plan over years: the cheapest fleet each year that serves a growing demand.
 ``journey``
     A request's journey from the user's keypress to its last token: the latency budget.
 ``sessions``
@@ -58,6 +60,15 @@ _EXPORTS = {
     "DAY_S": ".factory",
     "MAX_TOKENS_PER_S_PER_DEVICE": ".factory",
     "Facility": ".factory",
+    "GROWTH_PRESETS": ".fleet",
+    "PRICE_DECLINE_PRESETS": ".fleet",
+    "USEFUL_LIFE_YEARS": ".fleet",
+    "MAX_YEARS": ".fleet",
+    "Generation": ".fleet",
+    "FleetTerms": ".fleet",
+    "FleetPlan": ".fleet",
+    "demand_path": ".fleet",
+    "fleet_plan": ".fleet",
     "facility": ".factory",
     "cost_per_million_tokens": ".cost",
     "default_assumptions": ".ownership",
@@ -96,7 +107,7 @@ _EXPORTS = {
     "AgentSessions": ".sessions",
     "agent_sessions": ".sessions",
 }
-_MODULES = ('api_prices', 'availability', 'basis', 'ownership', 'cost', 'factory', 'journey', 'retention',
+_MODULES = ('api_prices', 'availability', 'basis', 'ownership', 'cost', 'factory', 'fleet', 'journey', 'retention',
             'sessions',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)
