@@ -136,6 +136,7 @@ def _valid(name: str) -> dict:
         "replica_availability": dict(devices_per_replica=72),
         "Generation": dict(name="h100", first_year=2024, purchase_usd=30000.0),
         "FleetTerms": dict(life_years=5.0),
+        "generation_of": dict(device="gb200-nvl72", purchase_usd=50_000.0),
         "demand_path": dict(start_tokens_per_s=1e6, growth_per_year=7.0, years=4),
         "fleet_plan": dict(demand_tokens_per_s=[1e5, 7e5], start_year=2024,
                            generations=[tk.Generation("h100", 2024, 1000.0, power_w=1400.0,

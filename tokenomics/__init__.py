@@ -75,7 +75,7 @@ _TOP = {
         "RetentionOccupancy", "RetentionPolicy", "RetentionPrices", "serving_day", "ServingDay",
         "tco_usd_per_device_hour", "request_journey", "Journey", "agent_sessions",
         "AgentSessions", "SessionStats", "facility", "Facility", "tco_parts",
-        "fleet_plan", "FleetPlan", "Generation", "FleetTerms", "demand_path",
+        "fleet_plan", "FleetPlan", "Generation", "FleetTerms", "demand_path", "generation_of",
     ),
     "calibration": (
         "calibration_report", "transfer_report", "efficiency_presets", "forecast_interval",

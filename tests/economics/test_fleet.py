@@ -122,6 +122,21 @@ def test_presets_are_the_sources_figures():
     assert tk.demand_path(10.0, "s34-usage", 3).tolist() == [10.0, 70.0, 490.0]
 
 
+def test_a_generation_from_the_catalogs():
+    # GB200 NVL72: 120 kW for 72 GPUs (ServeTheHome, GTC 2024), the B200-class GPU of
+    # 2024; its rental on the default basis is Spheron's $9.08 per Superchip-hour / 2
+    g = tk.generation_of("gb200-nvl72", 1500.0, purchase_usd=50_000.0)
+    assert g.name == "gb200-nvl72" and g.first_year == 2024
+    assert g.power_w == pytest.approx(120e3 / 72)
+    assert g.rent_usd_per_device_hour == pytest.approx(9.08 / 2)
+    assert "neocloud-on-demand" in g.note
+    # a bare device: its TDP alone (H100 SXM 700 W), released 2022
+    h = tk.generation_of("h100-sxm", 600.0, rent=False, purchase_usd=25_000.0)
+    assert (h.power_w, h.first_year, h.rent_usd_per_device_hour) == (700.0, 2022, None)
+    with pytest.raises(tk.NotPublishedError, match="no published power"):
+        tk.generation_of("mi300x-platform", 600.0)
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: tk.fleet_plan([1e6, 1e6], [B200], 2024), "year 2024.*no generation offered"),
     (lambda: tk.fleet_plan([], [H100], 2024), "demand_tokens_per_s"),

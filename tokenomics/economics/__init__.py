@@ -68,6 +68,7 @@ _EXPORTS = {
     "FleetTerms": ".fleet",
     "FleetPlan": ".fleet",
     "demand_path": ".fleet",
+    "generation_of": ".fleet",
     "fleet_plan": ".fleet",
     "facility": ".factory",
     "cost_per_million_tokens": ".cost",

@@ -71,6 +71,8 @@ PRICE_DECLINE_PRESETS = {"s34-unit-cost": 200.0, "flat": 1.0}
 USEFUL_LIFE_YEARS = {"microsoft": 6.0, "alphabet": 6.0, "meta": 5.5, "amazon": 5.0}
 #: Longest plan [year] (a bound against runaway input, not a physical one).
 MAX_YEARS = 100
+#: Calendar years a generation or a plan may name.
+_YEAR_RANGE = (1950, 2200)
 _SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600.0
 
 
@@ -94,6 +96,8 @@ class Generation:
         Rental [USD/hour] (power included), >= 0; None: not for rent.
     last_year : int, optional
         The last year it is offered; None: every year from ``first_year``.
+    note : str
+        Where the figures came from (:func:`generation_of` writes it).
     """
 
     name: str
@@ -103,16 +107,19 @@ class Generation:
     purchase_usd: float | None = None
     rent_usd_per_device_hour: float | None = None
     last_year: int | None = None
+    note: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.note, str):
+            raise TokenomicsError(f"a generation's note is a string, got {self.note!r}")
         if not isinstance(self.name, str) or not self.name:
             raise TokenomicsError(f"a generation's name is a non-empty string, got "
                                   f"{self.name!r}")
         for k in ("first_year", "last_year"):
             v = getattr(self, k)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
-                raise TokenomicsError(f"generation {self.name!r}: {k} is a whole year "
-                                      f"(e.g. 2026), got {v!r}")
+            if v is not None and not _is_year(v):
+                raise TokenomicsError(f"generation {self.name!r}: {k} is a whole year in "
+                                      f"{_YEAR_RANGE} (e.g. 2026), got {v!r}")
         if self.last_year is not None and self.last_year < self.first_year:
             raise TokenomicsError(f"generation {self.name!r}: last_year {self.last_year} is "
                                   f"before first_year {self.first_year}")
@@ -137,6 +144,77 @@ class Generation:
     def offered(self, year: int) -> bool:
         """Whether it can be added in ``year``."""
         return self.first_year <= year and (self.last_year is None or year <= self.last_year)
+
+
+def generation_of(device: Any, tokens_per_s_per_device: Any, *, first_year: int | None = None,
+                  purchase_usd: Any = None, price_basis: Any = None,
+                  rent: bool = True) -> Generation:
+    """A :class:`Generation` from the catalogs: its power, its year, its rental.
+
+    Parameters
+    ----------
+    device : str, System or Hardware
+        A system id (``"gb200-nvl72"``: power per device is the system's published power
+        over its devices, hosts and switches included) or a hardware id (its TDP alone).
+    tokens_per_s_per_device : float
+        Output per device at the operating point [token/s].
+    first_year : int, optional
+        Default the hardware's ``released`` year.
+    purchase_usd : float, optional
+        Price per device [USD]; None: not bought.
+    price_basis : PriceBasis or str, optional
+        The basis its rental is read on (:func:`~tokenomics.economics.basis.price_on_basis`;
+        default the library's); a cost of ownership the basis falls back to is not a
+        rental and is not used.
+    rent : bool
+        Whether it may be rented at that price (default True).
+
+    Raises
+    ------
+    NotPublishedError
+        A system without a published power, or a hardware without a TDP or a year.
+    """
+    from tokenomics.core.errors import NotPublishedError
+    from tokenomics.data.catalog import hardware
+    from tokenomics.data.systems import System, system
+    from tokenomics.economics.basis import price_on_basis
+
+    if isinstance(device, System) or (isinstance(device, str) and _is_system(device)):
+        sy = system(device)
+        if sy.power_w is None:
+            raise NotPublishedError(f"system {sy.id!r} has no published power; give "
+                                    f"Generation(..., power_w=...) yourself")
+        hw, power, name = sy.device, sy.power_w / sy.devices, sy.id
+        what = f"{sy.id}'s {sy.power_w:g} W / {sy.devices}"
+    else:
+        hw = hardware(device)
+        if hw.tdp_w is None:
+            raise NotPublishedError(f"{hw.id!r} has no published TDP; give "
+                                    f"Generation(..., power_w=...) yourself")
+        power, name, what = hw.tdp_w, hw.id, f"{hw.id}'s TDP"
+    if first_year is None:
+        if not hw.released[:4].isdigit():
+            raise NotPublishedError(f"{hw.id!r} has no release year; give first_year")
+        first_year = int(hw.released[:4])
+    note = f"power: {what}"
+    usd = None
+    if V.flag(rent, "rent"):
+        p = price_on_basis(hw, price_basis)
+        if p.tier != "tco":
+            usd = p.usd_per_device_hour
+            note += f"; rent: {p.tier} {p.date} ({p.source})"
+    return Generation(name, first_year, tokens_per_s_per_device, power_w=power, purchase_usd=purchase_usd,
+        rent_usd_per_device_hour=usd, note=note)
+
+
+def _is_system(name: str) -> bool:
+    from tokenomics.core.errors import UnknownEntryError
+    from tokenomics.data.systems import system
+    try:
+        system(name)
+    except UnknownEntryError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -368,8 +446,9 @@ def _inputs(demand: Any, generations: Any, start_year: Any, terms: Any
     if len({g.name for g in gens}) != len(gens):
         raise TokenomicsError(f"generations need distinct names (the plan reports by name), "
                               f"got {[g.name for g in gens]}")
-    if isinstance(start_year, bool) or not isinstance(start_year, (int, np.integer)):
-        raise TokenomicsError(f"start_year is a whole year (e.g. 2026), got {start_year!r}")
+    if not _is_year(start_year):
+        raise TokenomicsError(f"start_year is a whole year in {_YEAR_RANGE} (e.g. 2026), got "
+                              f"{start_year!r}")
     terms = FleetTerms() if terms is None else terms
     if not isinstance(terms, FleetTerms):
         raise TokenomicsError(f"terms must be a FleetTerms, got {type(terms).__name__}")
@@ -481,6 +560,11 @@ class _State:
             rental_usd=col["rental"], cost_usd=col["cost"], usd_per_mtok=per_mtok,
             price_usd_per_mtok=price, revenue_usd=revenue, margin=margin,
             by_generation=frame)
+
+
+def _is_year(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and \
+        _YEAR_RANGE[0] <= v <= _YEAR_RANGE[1]
 
 
 def _life_share(age: int, life: float) -> float:
