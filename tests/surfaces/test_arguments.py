@@ -20,7 +20,7 @@ def _parser(commands=None):
 def test_every_subcommand_is_added_in_order_and_runs_its_function():
     p, sub = _parser()
     assert tuple(sub.choices) == SUBCOMMANDS
-    assert len(SUBCOMMANDS) == 14   # 12 of release 0.1, steady (issue 12), facility (29)
+    assert len(SUBCOMMANDS) == 15   # 12 of release 0.1, steady (issue 12), facility, plan (29)
     # Each subcommand's func is what the caller gave for it (here its own name).
     args = {"hardware": [], "models": [], "calibrate": [], "frontier": ["m"]}
     for name in SUBCOMMANDS:

@@ -386,7 +386,8 @@ def _generated_bad_invocations() -> list[list[str]]:
     from tokenomics.surfaces.cli import build_parser
     sub = next(a for a in build_parser()._actions
                if isinstance(a, argparse._SubParsersAction))
-    positional = {"model": "llama-3.1-8b", "hardware": "h100-sxm", "system": "gb300-nvl72"}
+    positional = {"model": "llama-3.1-8b", "hardware": "h100-sxm", "system": "gb300-nvl72",
+                  "devices": "gb300-nvl72"}
     out = []
     for name, sp in sub.choices.items():
         base = [positional.get(a.dest, "llama-3.1-8b") for a in sp._actions

@@ -11,6 +11,8 @@ Modules
     Figure plumbing the plots share: a pyplot-free Axes, series colours, labels, argument checks.
 ``cli``
     The ``tokenomics`` command line.
+``cli_plan``
+    The ``tokenomics plan`` command's work: a fleet plan over years from the command line.
 ``conditions``
     The sources' point claims swept over the conditions they depend on: where each holds.
 ``docgen``
@@ -61,6 +63,7 @@ _EXPORTS = {
     "layout_min_devices": ".report",
     "cmd_models": ".cli",
     "cmd_fit": ".cli",
+    "cmd_plan": ".cli",
     "cmd_decode": ".cli",
     "cmd_steady": ".cli",
     "cmd_prefill": ".cli",
@@ -74,6 +77,7 @@ _EXPORTS = {
     "cmd_report": ".cli",
     "build_parser": ".cli",
     "main": ".cli",
+    "plan_table": ".cli_plan",
     "catalog_pages": ".docgen",
     "validation_page": ".docgen",
     "calibration_page": ".docgen",
@@ -131,6 +135,6 @@ _EXPORTS = {
     "hardware_table": ".tables",
     "model_table": ".tables",
 }
-_MODULES = ('arguments', 'canvas', 'cli', 'conditions', 'docgen', 'docstrings', 'export', 'facility_sheet', 'plots', 'report', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
+_MODULES = ('arguments', 'canvas', 'cli', 'cli_plan', 'conditions', 'docgen', 'docstrings', 'export', 'facility_sheet', 'plots', 'report', 'spec', 'spreadsheet', 'tables', 'terminal', 'timeplots', 'validate', 'workbook',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -27,7 +27,7 @@ __all__ = ["SUBCOMMANDS", "add_global_arguments", "add_subcommands"]
 
 #: The subcommands, in the order ``tokenomics --help`` lists them.
 SUBCOMMANDS = ("hardware", "models", "fit", "decode", "prefill", "steady", "roofline", "frontier",
-               "cost", "facility", "disagg", "retention", "calibrate", "report")
+               "cost", "facility", "plan", "disagg", "retention", "calibrate", "report")
 
 
 def add_subcommands(sub: Any, commands: Mapping[str, Callable[..., Any]]) -> None:
@@ -266,6 +266,48 @@ def _facility(sub: Any, run: Callable[..., Any]) -> None:
     f.set_defaults(func=run)
 
 
+def _plan(sub: Any, run: Callable[..., Any]) -> None:
+    """``plan MODEL DEVICE...``: the cheapest fleet each year for a growing demand."""
+    f = sub.add_parser("plan", help="the cheapest fleet each year that serves a growing "
+                       "demand: devices bought, rented, retired, capex, $/Mtok, margin",
+                       epilog="example: tokenomics plan llama-3.1-70b hgx-h100 gb200-nvl72 "
+                              "--tp 8 --weight-dtype fp8 --purchase 25000 50000 "
+                              "--start-tokens-per-s 1e7 --growth s34-usage --years 4")
+    _deployment_arguments(f, hardware=False)
+    f.add_argument("devices", nargs="+", help="system ids (their power per device) or "
+                                              "hardware ids (their TDP), one per generation")
+    f.add_argument("--purchase", type=float, nargs="+", help="USD per device, one value or "
+                   "one per device (default: not bought)")
+    f.add_argument("--first-year", type=int, nargs="+", help="year each is first offered "
+                   "(default its release year)")
+    f.add_argument("--no-rent", action="store_true", help="do not rent (default: rent at "
+                   "the catalog's price where it has one)")
+    f.add_argument("--start-year", type=int, default=2026, help="first year of the plan "
+                   "(default %(default)s)")
+    f.add_argument("--years", type=int, default=4, help="years planned (default %(default)s)")
+    f.add_argument("--start-tokens-per-s", type=float, default=1e7,
+                   help="the first year's mean demand [token/s] (default %(default)g)")
+    f.add_argument("--growth", default="s34-usage", help="demand factor a year, or a preset "
+                   "(s34-usage: 7x; s34-google-2025-2026) (default %(default)s)")
+    f.add_argument("--price-decline", default="1", help="selling price divides by this a "
+                   "year, or a preset (s34-unit-cost: 200x) (default %(default)s)")
+    f.add_argument("--sell", type=float, help="first year's selling price, USD per million "
+                                              "tokens (revenue and margin)")
+    f.add_argument("--life", type=float, help="service life [year] (default: the sourced 5)")
+    f.add_argument("--pue", type=float, help="power usage effectiveness (default: the "
+                                             "sourced industry average)")
+    f.add_argument("--utilisation", type=float, default=1.0,
+                   help="fraction of the time devices serve at their rate (default 1)")
+    f.add_argument("--input", type=int, default=2048, help="mean prompt tokens")
+    f.add_argument("--output", type=int, default=256, help="mean output tokens")
+    f.add_argument("--concurrency", type=int, default=64,
+                   help="sequences in flight per replica (default %(default)s)")
+    f.add_argument("--by-generation", action="store_true",
+                   help="devices owned, bought, rented, retired per generation and year")
+    _output_arguments(f)
+    f.set_defaults(func=run)
+
+
 def _roofline(sub: Any, run: Callable[..., Any]) -> None:
     """``roofline MODEL HARDWARE``: the operator table of one phase at one point."""
     r = sub.add_parser("roofline", help="per-operator FLOPs, bytes, intensity and bound",
@@ -423,6 +465,6 @@ def _report(sub: Any, run: Callable[..., Any]) -> None:
 _ADD: dict[str, Callable[[Any, Callable[..., Any]], None]] = {
     "hardware": _hardware, "models": _models, "fit": _fit, "decode": _decode,
     "prefill": _prefill, "steady": _steady, "roofline": _roofline, "frontier": _frontier,
-    "cost": _cost, "facility": _facility,
+    "cost": _cost, "facility": _facility, "plan": _plan,
     "disagg": _disagg, "retention": _retention, "calibrate": _calibrate, "report": _report,
 }

@@ -539,6 +539,14 @@ def cmd_facility(a: argparse.Namespace) -> None:
           f"{_label(d)}", dep=d, system=s.id, usd_per_device_hour=f.usd_per_device_hour)
 
 
+def cmd_plan(a: argparse.Namespace) -> None:
+    """``tokenomics plan``: the cheapest fleet each year for a growing demand."""
+    from tokenomics.surfaces.cli_plan import plan_table
+
+    df, title, d = plan_table(a, _deployment)
+    _emit(df, a, f"{title}; {_label(d)}", dep=d)
+
+
 def cmd_disagg(a: argparse.Namespace) -> None:
     """``tokenomics disagg``: disaggregated against colocated goodput under SLOs."""
     import tokenomics as tk
@@ -730,7 +738,7 @@ def cmd_report(a: argparse.Namespace) -> None:
 _COMMANDS = {
     "hardware": cmd_hardware, "models": cmd_models, "fit": cmd_fit, "decode": cmd_decode, "steady": cmd_steady,
     "prefill": cmd_prefill, "roofline": cmd_roofline, "frontier": cmd_frontier,
-    "cost": cmd_cost, "facility": cmd_facility, "disagg": cmd_disagg, "retention": cmd_retention,
+    "cost": cmd_cost, "facility": cmd_facility, "plan": cmd_plan, "disagg": cmd_disagg, "retention": cmd_retention,
     "calibrate": cmd_calibrate, "report": cmd_report,
 }
 
