@@ -439,7 +439,8 @@ def _inputs(demand: Any, generations: Any, start_year: Any, terms: Any
     d = np.atleast_1d(V.non_negative(demand, "demand_tokens_per_s", "1/s"))
     if d.ndim != 1 or not 1 <= d.size <= MAX_YEARS or np.any(d > 1e18):
         raise TokenomicsError(f"demand_tokens_per_s must be 1 to {MAX_YEARS} values in "
-                              f"[0, 1e18] token/s, one a year, got shape {np.shape(d)}")
+                              f"[0, 1e18] token/s, one a year, got {d.size} value(s) up to "
+                              f"{float(np.max(d)) if d.size else float('nan'):g}")
     gens = list(generations) if isinstance(generations, (list, tuple)) else None
     if not gens or not all(isinstance(g, Generation) for g in gens):
         raise TokenomicsError("generations must be a non-empty list of Generation")
