@@ -8,8 +8,12 @@ downloaded by a user give the same spec. Supported ``model_type`` values:
 ``deepseek_v2``, ``deepseek_v3``, ``kimi_k2``, ``llama4`` / ``llama4_text``, ``gpt_oss``,
 ``gemma2``, ``gemma3`` / ``gemma3_text``, ``opt``, ``glm4_moe`` (GLM-4.5, GLM-4.5-Air),
 ``qwen3_next`` (Qwen3-Next: Gated DeltaNet linear-attention layers between gated full-attention
-layers) and ``deepseek_v32`` (DeepSeek-V3.2-Exp: MLA with DeepSeek Sparse Attention's
-lightning indexer) and ``minimax_m2`` (MiniMax-M2: 256-expert MoE in every layer, a
+layers), ``qwen3_5`` / ``qwen3_5_moe`` (Qwen3.5 and Qwen3.6, dense and MoE: the same layers,
+inside a multimodal config's ``text_config``), ``deepseek_v32`` (DeepSeek-V3.2-Exp: MLA with
+DeepSeek Sparse Attention's lightning indexer) and ``glm_moe_dsa`` (GLM-5: the same
+attention, an indexer in every layer), ``glm4_moe_lite`` (GLM-4.7-Flash: MLA and a
+DeepSeek-style MoE), ``kimi_k25`` (Kimi-K2.5/K2.6: a ``kimi_k2`` text model in a multimodal
+wrapper) and ``minimax_m2`` (MiniMax-M2: 256-expert MoE in every layer, a
 sigmoid router with correction bias, Q/K norms over the whole projections) and
 ``nemotron_h`` (NVIDIA Nemotron-H / Nemotron 3: Mamba-2, attention and MoE blocks in one
 stack, ``hybrid_override_pattern``).
@@ -52,8 +56,19 @@ _KNOWN_TYPES = {
     "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "llama4", "llama4_text", "gpt_oss", "gemma2", "gemma3",
     "gemma3_text", "opt", "glm4_moe", "qwen3_next", "deepseek_v32", "minimax_m2",
-    "nemotron_h",
+    "nemotron_h", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "kimi_k25",
+    "glm_moe_dsa", "glm4_moe_lite",
 }
+
+#: Families of Gated DeltaNet layers between gated full-attention layers (Qwen3-Next's
+#: layout; Qwen3.5 and Qwen3.6 keep it, with separate q/k/v, z, b and a input projections of
+#: the same total width).
+_GDN_HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_moe")
+#: Families of MLA with DeepSeek Sparse Attention's lightning indexer in every layer.
+_DSA = ("deepseek_v32", "glm_moe_dsa")
+#: Families with a DeepSeek-V3-style MoE (``first_k_dense_replace``, ``n_routed_experts``).
+_DEEPSEEK_MOE = ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa",
+                 "glm4_moe_lite")
 
 # Defaults of the transformers configuration classes for keys that published config.json files
 # sometimes omit (because they equal the default). Used only when the key is absent, and the
@@ -201,6 +216,8 @@ def _mtp_layers(r: _Reader, cfg: Mapping[str, Any], fam: str) -> int:
     """Multi-token-prediction layers shipped beside the main model (not in its count)."""
     if fam == "minimax_m2" and cfg.get("use_mtp", False):     # MTP modules of 1 layer each
         return r.opt("num_mtp_modules", 0) * r.opt("mtp_transformer_layers", 1)
+    if fam in _GDN_HYBRID:                                     # Qwen3-Next and Qwen3.5
+        return r.opt("mtp_num_hidden_layers", 0)
     return r.opt("num_nextn_predict_layers", 0)
 
 
@@ -227,14 +244,15 @@ def _read_config(config: str | Path | Mapping[str, Any],
 def _text_config(top: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The language model's own config and its ``model_type``.
 
-    Multimodal Llama 4, Gemma 3 and Mistral 3 (Mistral Small 3.1) configs nest it under
-    ``text_config`` (model type ``llama4_text`` / ``gemma3_text``; Mistral 3's states
-    ``mistral``); every other config is its own text config.
+    Multimodal Llama 4, Gemma 3, Mistral 3 (Mistral Small 3.1), Qwen3.5 / Qwen3.6 and
+    Kimi-K2.5 configs nest it under ``text_config`` (model type ``llama4_text`` /
+    ``gemma3_text`` / ``qwen3_5_moe_text``; Mistral 3's states ``mistral``, Kimi-K2.5's
+    ``kimi_k2``); every other config is its own text config.
     """
     mtype = str(top.get("model_type", ""))
     cfg = top
-    if mtype in ("llama4", "gemma3", "mistral3") and isinstance(top.get("text_config"),
-                                                             Mapping):
+    if mtype in ("llama4", "gemma3", "mistral3", "qwen3_5", "qwen3_5_moe", "kimi_k25") and \
+            isinstance(top.get("text_config"), Mapping):
         cfg = dict(top["text_config"])      # Mistral 3's text_config says "mistral" itself
         cfg.setdefault("model_type", mtype + "_text")
     return cfg, str(cfg.get("model_type", mtype)) or "unknown"
@@ -287,7 +305,7 @@ def _attention(r: _Reader, cfg: Mapping[str, Any], fam: str, h: int, nq: int,
     # GLM-4.5 (Glm4MoeAttention): attention_bias applies to q/k/v only, o_proj has no bias;
     # use_qk_norm adds per-head q_norm/k_norm. partial_rotary_factor changes neither count.
     o_bias = bool(cfg.get("attention_bias", False)) and fam != "glm4_moe"
-    qk_norm = fam in ("qwen3", "qwen3_moe", "gemma3", "qwen3_next") or (
+    qk_norm = fam in ("qwen3", "qwen3_moe", "gemma3", *_GDN_HYBRID) or (
         fam == "glm4_moe" and bool(cfg.get("use_qk_norm", False))) or (
         fam == "minimax_m2" and bool(cfg.get("use_qk_norm", True)))
     # MiniMaxM2Attention: q_norm / k_norm over the whole projections ("per_layer", the only
@@ -299,15 +317,21 @@ def _attention(r: _Reader, cfg: Mapping[str, Any], fam: str, h: int, nq: int,
         qk_norm=qk_norm, qk_norm_full=qk_norm and full,
         sinks=fam == "gpt_oss",
         # Qwen3NextAttention: q_proj emits the query and a sigmoid output gate (2 n_q d).
-        output_gate=fam == "qwen3_next",
+        output_gate=fam in _GDN_HYBRID,
     )
 
 
 def _dsa_indexer(r: _Reader, fam: str) -> dict[str, int]:
     """DeepSeek-V3.2-Exp's lightning indexer keys (``index_n_heads``, ``index_head_dim``,
-    ``index_topk``), required for ``deepseek_v32``; none for other families."""
-    if fam != "deepseek_v32":
+    ``index_topk``), required for ``deepseek_v32`` and ``glm_moe_dsa``; none for other
+    families. GLM-5.2's indexer shared over several layers (``index_topk_freq`` above 1) is
+    not modelled and is refused."""
+    if fam not in _DSA:
         return {}
+    if r.opt("index_topk_freq", 1) != 1:
+        raise CatalogError(f"{r.where}: index_topk_freq={r.cfg['index_topk_freq']!r}: an "
+                           "indexer shared over several layers (GLM-5.2's IndexShare) is not "
+                           "modelled; only an indexer in every layer (1, GLM-5's) is")
     return {"index_n_heads": r.int("index_n_heads"), "index_head_dim": r.int("index_head_dim"),
             "index_topk": r.int("index_topk")}
 
@@ -320,7 +344,7 @@ def _linear_layers(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
     ``full_attention``) wins; otherwise layer *i* is full attention when
     ``(i + 1) % full_attention_interval == 0`` (default interval 4), linear otherwise.
     """
-    if fam != "qwen3_next":
+    if fam not in _GDN_HYBRID:
         return [], None
     lt = cfg.get("layer_types")
     if lt is None:
@@ -406,7 +430,7 @@ def _layer_windows(cfg: Mapping[str, Any], fam: str, L: int,
     sw = cfg.get("sliding_window")
     chunk = cfg.get("attention_chunk_size")
     lt = cfg.get("layer_types")
-    if fam == "qwen3_next":   # no windows; the linear layers are flagged by _linear_layers
+    if fam in _GDN_HYBRID:   # no windows; the linear layers are flagged by _linear_layers
         return [0] * L, ["full"] * L
     if lt is not None:
         return _windows_from_layer_types(lt, sw, chunk, L, where)
@@ -492,7 +516,7 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
         moe = MoE(num_experts=r.int("num_local_experts"), top_k=r.int("num_experts_per_tok"),
                   expert_intermediate_size=r.int("intermediate_size"))
         return [True] * L, moe, r.int("intermediate_size")
-    if fam in ("qwen2_moe", "qwen3_moe", "qwen3_next"):
+    if fam in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe"):
         step = r.int("decoder_sparse_step", 1)
         only = set(cfg.get("mlp_only_layers") or [])
         flags = [(i not in only) and step > 0 and (i + 1) % step == 0 for i in range(L)]
@@ -501,8 +525,10 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
                   expert_intermediate_size=r.int("moe_intermediate_size"),
                   num_shared_experts=1 if shared_size else 0,
                   shared_intermediate_size=shared_size)
-        return flags, moe, r.int("intermediate_size")
-    if fam in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"):
+        # Qwen3.5's MoE text config has no dense FFN width (every layer is MoE)
+        return flags, moe, (r.opt("intermediate_size", 0) if fam == "qwen3_5_moe"
+                            else r.int("intermediate_size"))
+    if fam in _DEEPSEEK_MOE:
         first = r.int("first_k_dense_replace", 0)
         freq = r.int("moe_layer_freq", 1)
         if freq < 1:
@@ -514,7 +540,8 @@ def _moe(r: _Reader, cfg: Mapping[str, Any], fam: str, L: int,
         moe = MoE(num_experts=r.int("n_routed_experts"), top_k=r.int("num_experts_per_tok"),
                   expert_intermediate_size=inter, num_shared_experts=ns,
                   shared_intermediate_size=inter if ns else 0,
-                  router_bias=cfg.get("topk_method") == "noaux_tc",
+                  # GLM's MoE (Glm4MoeMoE: GLM-5, GLM-4.7-Flash) always has the correction bias
+                  router_bias=cfg.get("topk_method") == "noaux_tc" or fam.startswith("glm"),
                   n_group=r.opt("n_group", 0),
                   topk_group=r.opt("topk_group", 0))
         return flags, moe, r.int("intermediate_size")
@@ -573,7 +600,23 @@ def _dtypes(top: Mapping[str, Any], weight_dtype: str | None,
                 td, "bf16")
     if expert_dtype is None and method == "mxfp4":
         expert_dtype = "mxfp4"
+    if expert_dtype is None and method == "compressed-tensors":
+        expert_dtype = _int4_groups(q)
     return weight_dtype, expert_dtype
+
+
+def _int4_groups(q: Mapping[str, Any]) -> str | None:
+    """A compressed-tensors config's 4-bit integer groups (Kimi-K2.5's routed experts: INT4,
+    a scale per 32 weights) as ``int4_g32`` / ``int4_g128``, where its ``ignore`` list keeps
+    the attention out (the experts-only layout); None for anything else (pass
+    ``weight_dtype`` / ``expert_dtype`` for other layouts)."""
+    if not any("self_attn" in str(x) for x in q.get("ignore") or ()):
+        return None
+    for group in (q.get("config_groups") or {}).values():
+        w = group.get("weights") if isinstance(group, Mapping) else None
+        if isinstance(w, Mapping) and w.get("num_bits") == 4 and w.get("type") == "int":
+            return {32: "int4_g32", 128: "int4_g128"}.get(w.get("group_size"))
+    return None
 
 
 def _release_embedding_dtype(top: Mapping[str, Any]) -> str | None:
