@@ -186,3 +186,11 @@ def test_gemma3_text_models_non_embedding_count_is_the_reports(model_id, h, L, n
     assert b["embedding"] == 262_208 * h
     assert non_emb == pytest.approx(report, abs=0.05e9)        # the report's two figures
     assert sum(1 for w in m.layer_window if w == 0) == L // 6   # every 6th layer global
+
+
+@pytest.mark.parametrize("field, value", [("config_groups", [1]), ("ignore", 5)])
+def test_a_malformed_compressed_tensors_config_gets_a_library_error(field, value):
+    cfg = dict(tk.model("kimi-k2.5").config)
+    cfg["quantization_config"] = dict(cfg["quantization_config"], **{field: value})
+    with pytest.raises(CatalogError, match="compressed-tensors 'ignore' must be a list"):
+        tk.model_from_hf_config(cfg)

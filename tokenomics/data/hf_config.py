@@ -610,9 +610,14 @@ def _int4_groups(q: Mapping[str, Any]) -> str | None:
     a scale per 32 weights) as ``int4_g32`` / ``int4_g128``, where its ``ignore`` list keeps
     the attention out (the experts-only layout); None for anything else (pass
     ``weight_dtype`` / ``expert_dtype`` for other layouts)."""
-    if not any("self_attn" in str(x) for x in q.get("ignore") or ()):
+    ignore, groups = q.get("ignore") or (), q.get("config_groups") or {}
+    if not isinstance(ignore, (list, tuple)) or not isinstance(groups, Mapping):
+        raise CatalogError("quantization_config: compressed-tensors 'ignore' must be a list of "
+                           "module names and 'config_groups' a mapping of groups, got "
+                           f"{type(ignore).__name__} and {type(groups).__name__}")
+    if not any("self_attn" in str(x) for x in ignore):
         return None
-    for group in (q.get("config_groups") or {}).values():
+    for group in groups.values():
         w = group.get("weights") if isinstance(group, Mapping) else None
         if isinstance(w, Mapping) and w.get("num_bits") == 4 and w.get("type") == "int":
             return {32: "int4_g32", 128: "int4_g128"}.get(w.get("group_size"))
