@@ -17,6 +17,8 @@ Modules
     A deployment: a model served on a group of identical devices, with its formats and layout.
 ``hf_config``
     Read a Hugging Face ``config.json`` into a :class:`~tokenomics.data.specs.Model`.
+``hf_gemma4``
+    Gemma 4's config reader: full-attention layers of their own shape, keys as values.
 ``interconnect``
     The links a device's collectives cross: its scale-up domain and its scale-out NIC.
 ``rentals``
@@ -43,6 +45,8 @@ from tokenomics.core.lazy import attach
 # that every public name of the modules is listed)
 _EXPORTS = {
     "attention_params_per_layer": ".counts",
+    "attention_params": ".counts",
+    "router_params_per_layer": ".counts",
     "dsa_indexer_params_per_layer": ".counts",
     "linear_attention_params_per_layer": ".counts",
     "ffn_params": ".counts",
@@ -145,6 +149,6 @@ _EXPORTS = {
     "request_lengths": ".lengths",
     "request_lengths_table": ".lengths",
 }
-_MODULES = ('bibliography', 'boundary', 'catalog', 'counts', 'deployment', 'display', 'peaks', 'hf_config', 'interconnect', 'kinds', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
+_MODULES = ('bibliography', 'boundary', 'catalog', 'counts', 'deployment', 'display', 'peaks', 'hf_config', 'hf_gemma4', 'interconnect', 'kinds', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -33,11 +33,15 @@ from __future__ import annotations
 
 from tokenomics.core import checks as V
 from tokenomics.core.errors import CatalogError, TokenomicsError
-from tokenomics.data.specs import Model
+from tokenomics.data.specs import Attention, Model
 
 
-def attention_params_per_layer(model: Model) -> float:
+def attention_params_per_layer(model: Model, attention: Attention | None = None) -> float:
     """Attention parameters of one layer [parameters] (projections, biases, norms, sinks).
+
+    ``attention`` is the layer's shape, default ``model.attention`` (a model with
+    ``global_attention`` has a second shape for its full layers: :func:`attention_params`
+    sums both). With ``k_eq_v`` the layer has no value projection.
 
     Examples
     --------
@@ -45,7 +49,7 @@ def attention_params_per_layer(model: Model) -> float:
     >>> attention_params_per_layer(model("llama-3.1-70b"))  # 8192*(64+8+8)*128 + 64*128*8192
     150994944.0
     """
-    a = model.attention
+    a = model.attention if attention is None else attention
     h = model.hidden_size
     if a.kind == "MLA":
         qk = a.qk_nope_head_dim + a.qk_rope_head_dim
@@ -63,7 +67,8 @@ def attention_params_per_layer(model: Model) -> float:
             n += h
         return float(n + dsa_indexer_params_per_layer(model))
     q_out = a.num_q_heads * a.head_dim
-    kv_out = a.num_kv_heads * (a.head_dim + a.v_head_dim)   # the K and V projections' width
+    # the K and V projections' width (K alone where the keys double as values)
+    kv_out = a.num_kv_heads * (a.head_dim + (0 if a.k_eq_v else a.v_head_dim))
     n = h * (q_out + kv_out) + a.num_q_heads * a.v_head_dim * h
     if a.qkv_bias:
         n += q_out + kv_out
@@ -76,6 +81,21 @@ def attention_params_per_layer(model: Model) -> float:
     if a.output_gate:
         n += h * q_out        # the gate half of the doubled query projection
     return float(n)
+
+
+def attention_params(model: Model) -> float:
+    """Attention parameters of all softmax-attention layers [parameters]: each shape of
+    :meth:`~tokenomics.data.specs.Model.attention_shapes` times its layers, by
+    :func:`attention_params_per_layer`.
+
+    Examples
+    --------
+    >>> from tokenomics.data.catalog import model
+    >>> attention_params(model("llama-3.1-70b")) / 80   # one shape: 80 layers alike
+    150994944.0
+    """
+    return float(sum(attention_params_per_layer(model, a) * n
+                     for a, n in model.attention_shapes()))
 
 
 def dsa_indexer_params_per_layer(model: Model) -> float:
@@ -183,7 +203,7 @@ def component_params(model: Model) -> dict[str, float]:
     out = {
         "embedding": float(model.vocab_size * h + model.learned_positions * h),
         "lm_head": 0.0 if model.tie_word_embeddings else float(model.vocab_size * h),
-        "attention": attention_params_per_layer(model) * model.num_attention_layers,
+        "attention": attention_params(model),
         "linear_attention": linear_attention_params_per_layer(model) * model.num_linear_layers,
         # a layer without an FFN block lacks that block's pre-norm
         "norms": float(norm_size * (model.norms_per_layer * L + 1
@@ -196,11 +216,22 @@ def component_params(model: Model) -> dict[str, float]:
     if model.moe is not None and model.num_moe_layers:
         m = model.moe
         nl = model.num_moe_layers
-        out["router"] = float((m.num_experts * h + (m.num_experts if m.router_bias else 0)) * nl)
+        out["router"] = float(router_params_per_layer(model) * nl)
         out["shared_experts"] = (
             m.num_shared_experts * ffn_params(model, m.shared_intermediate_size) * nl)
         out["routed_experts"] = m.num_experts * expert_params(model) * nl
     return out
+
+
+def router_params_per_layer(model: Model) -> float:
+    """Router parameters of one MoE layer [parameters]: the :math:`E h` projection, plus
+    :math:`E` with a per-expert bias (``router_bias``) and :math:`h + E` with Gemma 4's
+    input and per-expert scales (``router_scales``); 0 for a dense model."""
+    m = model.moe
+    if m is None:
+        return 0.0
+    h, E = model.hidden_size, m.num_experts
+    return float(E * h + (E if m.router_bias else 0) + (h + E if m.router_scales else 0))
 
 
 def counted_params(model: Model, active: bool = False, include_embedding: bool = True,

@@ -321,7 +321,7 @@ class Deployment:
 
     def _check_layout(self) -> None:
         """Reject parallel layouts the model or the hardware cannot run."""
-        m, a = self.model, self.model.attention
+        m = self.model
         if self.pp > m.num_layers:
             raise TokenomicsError(f"pp={self.pp} exceeds the model's {m.num_layers} layers")
         if self.tp % self.dp_attention:
@@ -335,18 +335,24 @@ class Deployment:
                                   "data-parallel beside attention data parallelism; it needs "
                                   "dp_attention > 1 (got 1)")
         self._check_ep_exchange()
-        atp = self.attention_tp
-        if a.num_q_heads % atp:
-            raise TokenomicsError(
-                f"attention tensor parallelism {atp} (tp / dp_attention) must divide "
-                f"{m.id}'s {a.num_q_heads} query heads")
-        if a.kind != "MLA" and a.num_kv_heads % atp and atp % a.num_kv_heads:
-            raise TokenomicsError(
-                f"attention tensor parallelism {atp} must divide {m.id}'s {a.num_kv_heads} KV "
-                "heads or be a multiple of them")
+        for a, _ in m.attention_shapes():     # Gemma 4's full layers have their own
+            self._check_heads(a)
         if self.ep > 1 or self.redundant_experts:
             self._check_expert_parallel()
         self._check_links()
+
+    def _check_heads(self, a: Any) -> None:
+        """Attention tensor parallelism divides the query heads of shape ``a`` and divides
+        its KV heads or is a multiple of them."""
+        atp, mid = self.attention_tp, self.model.id
+        if a.num_q_heads % atp:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} (tp / dp_attention) must divide "
+                f"{mid}'s {a.num_q_heads} query heads")
+        if a.kind != "MLA" and a.num_kv_heads % atp and atp % a.num_kv_heads:
+            raise TokenomicsError(
+                f"attention tensor parallelism {atp} must divide {mid}'s {a.num_kv_heads} KV "
+                "heads or be a multiple of them")
 
     def _check_ep_exchange(self) -> None:
         """``ep_exchange`` is one of :data:`EP_EXCHANGES`; ``"allgather"`` gathers the
@@ -475,9 +481,24 @@ class Deployment:
 
         GQA/MQA with attention TP above the KV-head count replicate each head
         ``attention_tp / num_kv_heads`` times; MLA's shared latent is replicated on every
-        attention-TP rank. 1 with ``kv_shard="all"``.
+        attention-TP rank. 1 with ``kv_shard="all"``. A model whose full layers have their
+        own shape (``global_attention``) has one figure per shape
+        (:meth:`kv_replication_of`); where they differ this raises, since no one figure
+        holds for its cache.
         """
-        att = self.model.attention
+        reps = {self.kv_replication_of(a) for a, _ in self.model.attention_shapes()}
+        if len(reps) > 1:
+            raise TokenomicsError(
+                f"{self.model.id} at attention tp {self.attention_tp}: its windowed and full "
+                f"layers replicate their KV heads {sorted(reps)} times (they have "
+                f"{self.model.attention.num_kv_heads} and "
+                f"{self.model.attention_shapes()[-1][0].num_kv_heads} KV heads), so no one "
+                "replication holds; use kv_replication_of(shape), or kv_shard='all'")
+        return reps.pop()
+
+    def kv_replication_of(self, att: Any) -> float:
+        """:attr:`kv_replication` of the layers of one attention shape
+        (:class:`~tokenomics.data.specs.Attention`)."""
         if self.kv_shard == "all":
             return 1.0
         atp = self.attention_tp

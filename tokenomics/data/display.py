@@ -79,6 +79,10 @@ def model_repr(m: Any) -> str:
     att = f"{a.kind} {a.num_q_heads} q / {a.num_kv_heads} kv heads x {a.head_dim}"
     if a.kind == "MLA":
         att = f"MLA {a.num_q_heads} heads, KV rank {a.kv_lora_rank} + rope {a.qk_rope_head_dim}"
+    g = m.global_attention
+    if g is not None:          # Gemma 4: the full layers' own shape
+        att += (f" (full layers {g.num_kv_heads} kv heads x {g.head_dim}"
+                f"{', K = V' if g.k_eq_v else ''})")
     parts = [f"{m.num_layers} layers", f"hidden {m.hidden_size}", att]
     if m.moe is not None:
         e = m.moe

@@ -370,6 +370,12 @@ class Attention:
         DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2-Exp): heads
         :math:`H_I`, key width :math:`d_I` (one index key of :math:`d_I` elements cached per
         token per layer) and the :math:`k` cached tokens each query attends to; 0 without DSA.
+    k_eq_v : bool
+        Keys double as values (Gemma 4's full-attention layers, ``attention_k_eq_v``): no
+        value projection, the values are the key projection's output (normalised, not
+        rotated). The cache still holds both, keys rotated and values not, so the KV bytes
+        per token are those of separate K and V; only the parameters and the projection's
+        FLOPs lose the value projection. Needs ``v_head_dim == head_dim``.
     """
 
     kind: AttentionKind
@@ -390,10 +396,16 @@ class Attention:
     index_n_heads: int = 0
     index_head_dim: int = 0
     index_topk: int = 0
+    k_eq_v: bool = False
 
     def __post_init__(self) -> None:
         for name in ("num_q_heads", "num_kv_heads", "head_dim", "v_head_dim"):
             _whole(getattr(self, name), f"attention {name}", 1, MAX_WIDTH)
+        if self.k_eq_v and (self.kind == "MLA" or self.v_head_dim != self.head_dim):
+            raise TokenomicsError(
+                f"attention k_eq_v (keys used as values) needs a non-MLA attention with "
+                f"v_head_dim == head_dim, got {self.kind} with {self.v_head_dim} and "
+                f"{self.head_dim}")
         for name in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
                      "index_n_heads", "index_head_dim", "index_topk"):
             _whole(getattr(self, name), f"attention {name}", 0, MAX_WIDTH)
@@ -495,6 +507,10 @@ class MoE:
         fall in ``n_group`` groups and a token's ``top_k`` experts come from at most
         ``topk_group`` of them; 0 where the router is not group-limited. Placed one group
         per scale-up domain or fewer, a token crosses to at most ``topk_group`` domains.
+    router_scales : bool
+        Learned scales around the router (Gemma 4's ``Gemma4TextRouter``): one per hidden
+        dimension on its input and one per expert on its output weights, :math:`h + E`
+        parameters a layer beside the :math:`E h` projection.
     """
 
     num_experts: int
@@ -506,6 +522,7 @@ class MoE:
     expert_bias: bool = False
     n_group: int = 0
     topk_group: int = 0
+    router_scales: bool = False
 
 
 @dataclass(frozen=True)
@@ -560,6 +577,11 @@ class Model:
         Per layer, False for a mixer block with no FFN after it (Nemotron-H alternates single
         blocks: a layer here is a mixer and the FFN block that follows it, if any); empty (the
         default) when every layer has one. A layer without an FFN has half the norms.
+    global_attention : Attention or None
+        The full-attention layers' shape where it differs from the windowed layers'
+        (``attention``): Gemma 4's global layers have 512-wide heads, a quarter of the KV
+        heads and keys as values. None (the default): every softmax-attention layer has
+        ``attention``. :meth:`attention_for` picks a layer group's.
     """
 
     id: str
@@ -594,6 +616,7 @@ class Model:
     layer_is_linear: tuple[bool, ...] = ()
     linear_attention: LinearAttention | None = None
     layer_has_ffn: tuple[bool, ...] = ()
+    global_attention: Attention | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     config: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -632,6 +655,12 @@ class Model:
         if any(self.layer_is_linear) and self.linear_attention is None:
             raise TokenomicsError(f"model {self.id!r}: linear-attention layers given but no "
                                   "LinearAttention spec")
+        if self.global_attention is not None and (
+                self.global_attention.kind == "MLA" or self.attention.kind == "MLA"
+                or all(w > 0 for w in self.layer_window) or all(w <= 0 for w in self.layer_window)):
+            raise TokenomicsError(
+                f"model {self.id!r}: global_attention (the full layers' own shape) needs a "
+                f"non-MLA model with both windowed and full-attention layers")
         if any(self.layer_is_moe) and self.moe is None:
             raise TokenomicsError(f"model {self.id!r}: MoE layers given but no MoE spec")
         dtype(self.weight_dtype)
@@ -674,6 +703,22 @@ class Model:
     def num_attention_layers(self) -> int:
         """Softmax-attention layers, the ones that keep a KV cache."""
         return self.num_layers - self.num_linear_layers
+
+    def attention_for(self, window: float) -> Attention:
+        """The attention shape of the layers of span ``window`` [token]: ``global_attention``
+        for full layers (``inf``) where the model has one, else ``attention``."""
+        if self.global_attention is not None and window == math.inf:
+            return self.global_attention
+        return self.attention
+
+    def attention_shapes(self) -> list[tuple[Attention, int]]:
+        """(shape, softmax-attention layers of that shape): one entry, or two with
+        ``global_attention`` (the windowed layers' first)."""
+        if self.global_attention is None:
+            return [(self.attention, self.num_attention_layers)]
+        full = sum(c for _, w, c in self.window_groups() if w == math.inf)
+        return [(self.attention, self.num_attention_layers - full),
+                (self.global_attention, full)]
 
     def window_groups(self) -> list[tuple[str, float, int]]:
         """Distinct (kind, window, layer count) groups of the softmax-attention layers.

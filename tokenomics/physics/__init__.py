@@ -92,6 +92,7 @@ _EXPORTS = {
     "kv_bytes_per_token": ".kv",
     "linear_state_bytes_per_sequence": ".kv",
     "kv_tokens_held": ".kv",
+    "kv_bytes_held": ".kv",
     "kv_cache_bytes": ".kv",
     "kv_context_crossover_tokens": ".kv",
     "weight_bytes": ".memory",

@@ -60,6 +60,12 @@ def kv_bytes_per_token_per_layer(model: Model, kv_dtype: str = "bf16") -> float:
     >>> from tokenomics.data.catalog import model
     >>> kv_bytes_per_token_per_layer(model("llama-3.1-70b"))  # 2 * 8 * 128 * 2
     4096.0
+
+    Notes
+    -----
+    A model whose full layers have their own shape (``global_attention``, Gemma 4) has two
+    figures; this is its windowed layers' (``model.attention``), and
+    :func:`kv_bytes_per_token` and :func:`kv_cache_bytes` sum each group at its own.
     """
     return float(kv_elements_per_token_per_layer(model.attention) * bytes_per_element(kv_dtype))
 
@@ -100,7 +106,9 @@ def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:
     >>> kv_bytes_per_token(model("qwen3-next-80b-a3b"))  # 12 full layers * 2*2*256 * 2 B
     24576.0
     """
-    return kv_bytes_per_token_per_layer(model, kv_dtype) * model.num_attention_layers
+    b = bytes_per_element(kv_dtype)
+    return float(sum(kv_elements_per_token_per_layer(a) * b * n
+                     for a, n in model.attention_shapes()))
 
 
 def linear_state_bytes_per_sequence(model: Model, state_dtype: str = "bf16") -> float:
@@ -145,6 +153,28 @@ def linear_state_bytes_per_sequence(model: Model, state_dtype: str = "bf16") -> 
     return float(per_layer * model.num_linear_layers * b)
 
 
+def kv_bytes_held(model: Model, context_tokens: Any, kv_dtype: str = "bf16",
+                  replication: Any = None) -> Any:
+    """KV bytes one sequence of ``context_tokens`` keeps in all softmax-attention layers [B].
+
+    :math:`\\sum_g n_g\\, s_g\\, r_g \\min(C, W_g)` over the layer groups of
+    :meth:`~tokenomics.data.specs.Model.window_groups`: :math:`n_g` layers of span
+    :math:`W_g` at :math:`s_g` bytes per token and layer (their own shape's,
+    :meth:`~tokenomics.data.specs.Model.attention_for`), each copied :math:`r_g` times
+    (``replication``: a function of the shape, e.g.
+    :meth:`~tokenomics.Deployment.kv_replication_of`; default 1). Linear layers' fixed state
+    is not included (:func:`linear_state_bytes_per_sequence`).
+    """
+    c = np.asarray(context_tokens, dtype=float)
+    b = bytes_per_element(kv_dtype)
+    total: Any = 0.0
+    for _kind, w, n in model.window_groups():
+        a = model.attention_for(w)
+        r = 1.0 if replication is None else replication(a)
+        total = total + n * (kv_elements_per_token_per_layer(a) * b * r) * np.minimum(c, w)
+    return total
+
+
 def kv_tokens_held(model: Model, context_tokens: Any) -> list[tuple[int, Any]]:
     """Tokens each layer group keeps for a context: ``[(layer_count, tokens), ...]``.
 
@@ -182,8 +212,8 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     Notes
     -----
     :math:`\\text{bytes} = B (\\sum_\\ell s_\\ell \\min(C, W_\\ell) + S)` with :math:`s_\\ell` from
-    :func:`kv_bytes_per_token_per_layer`, :math:`W_\\ell = \\infty` for full layers, the sum
-    over softmax-attention layers, and :math:`S` the linear layers' fixed state per sequence
+    :func:`kv_bytes_per_token_per_layer` (each layer at its own shape: :func:`kv_bytes_held`),
+    :math:`W_\\ell = \\infty` for full layers, the sum over softmax-attention layers, and :math:`S` the linear layers' fixed state per sequence
     (:func:`linear_state_bytes_per_sequence`; 0 for most models).
 
     References
@@ -200,10 +230,9 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     c = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
     b = V.counts(batch, "batch", minimum=1)
     V.context_within(model, c, allow_beyond_max_context)
-    per_layer = kv_bytes_per_token_per_layer(model, kv_dtype)
-    held = sum(n * t for n, t in kv_tokens_held(model, c))
+    held = kv_bytes_held(model, c, kv_dtype)
     state = linear_state_bytes_per_sequence(model, state_dtype)
-    return V.scalar_or_array(b * (per_layer * held + state))
+    return V.scalar_or_array(b * (held + state))
 
 
 def kv_context_crossover_tokens(model: Model, weight_bytes_total: float,

@@ -38,8 +38,7 @@ from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, Model
 from tokenomics.data.workload import accepts_legacy_forms
 from tokenomics.physics.kv import (
-    kv_bytes_per_token_per_layer,
-    kv_tokens_held,
+    kv_bytes_held,
     linear_state_bytes_per_sequence,
 )
 from tokenomics.physics.params import param_breakdown
@@ -162,9 +161,9 @@ def activation_workspace_bytes_per_token(dep: Deployment) -> float:
     :class:`~tokenomics.Deployment` to use a measured figure instead.
     """
     m = dep.model
-    a = m.attention
     act = bytes_per_element(dep.act_dtype)
-    widest = max(a.num_q_heads * a.head_dim + 2 * a.num_kv_heads * a.head_dim,
+    widest = max(*(a.num_q_heads * a.head_dim + 2 * a.num_kv_heads * a.head_dim
+                   for a, _ in m.attention_shapes()),
                  2 * m.intermediate_size,
                  2 * m.moe.top_k * m.moe.expert_intermediate_size if m.moe else 0)
     return float((4 * m.hidden_size + widest / dep.tp) * act)
@@ -292,10 +291,9 @@ def kv_per_sequence_bytes(dep: Deployment, context_tokens: Any) -> Any:
     format), split and replicated as the KV is.
     """
     c = np.asarray(context_tokens, float)
-    per_layer = kv_bytes_per_token_per_layer(dep.model, dep.kv_dtype)
-    held = sum(cnt * t for cnt, t in kv_tokens_held(dep.model, c))
+    held = kv_bytes_held(dep.model, c, dep.kv_dtype, dep.kv_replication_of)
     state = linear_state_bytes_per_sequence(dep.model, dep.act_dtype)
-    return (per_layer * held + state) * dep.kv_replication / dep.n_devices
+    return (held + state * dep.kv_replication_of(dep.model.attention)) / dep.n_devices
 
 
 @inputs(dep="deployment")
@@ -642,7 +640,12 @@ def _min_devices_for_layout(dep: Deployment, batch: Any, context_tokens: Any,
         raise DoesNotFitError(f"{b.hardware.id}: runtime reserve and workspace leave no usable "
                               f"memory of {b.hardware.mem_usable_bytes:.4g} B")
     step = math.lcm(dep.tp, multiple_of)
-    need = np.ceil((b.weights_bytes + kv * dep.kv_replication) / room - 1e-9)
+    if dep.model.global_attention is not None:   # each shape's KV at its own replication
+        kv = np.asarray(batch, float) * kv_bytes_held(dep.model, context_tokens, b.kv_dtype,
+                                                      dep.kv_replication_of)
+    else:
+        kv = kv * dep.kv_replication
+    need = np.ceil((b.weights_bytes + kv) / room - 1e-9)
     _countable(need)
     n = (np.maximum(np.ceil(need / step), 1) * step).astype(np.int64)
     # A replica larger than a scale-up domain spans whole domains (Deployment's layout rule).
@@ -652,10 +655,11 @@ def _min_devices_for_layout(dep: Deployment, batch: Any, context_tokens: Any,
         n = np.where(n > domain, (np.ceil(n / wide) * wide).astype(np.int64), n)
     stages = n // dep.tp
     if np.any(stages > dep.model.num_layers):
-        why = (f"its KV is replicated {dep.kv_replication:g} times over tp={dep.tp} (MLA's "
+        rep = dep.kv_replication_of(dep.model.attention)
+        why = (f"its KV is replicated {rep:g} times over tp={dep.tp} (MLA's "
                "latent on every rank), and pipeline stages cannot split it further; pass "
                "kv_shard='all' (sharded by sequence) or a smaller tp"
-               if dep.kv_replication > 1 else "the weights and KV need more stages than layers")
+               if rep > 1 else "the weights and KV need more stages than layers")
         raise DoesNotFitError(
             f"{dep.model.id} at tp={dep.tp} on {dep.hardware.id} needs more than "
             f"{dep.model.num_layers} pipeline stages of {dep.tp} devices: {why}")

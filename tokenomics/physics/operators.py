@@ -64,12 +64,13 @@ from tokenomics.core.dtypes import bytes_per_element
 from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.deployment import Deployment
 from tokenomics.physics import formulas as F
-from tokenomics.physics.kv import kv_bytes_per_token_per_layer, linear_state_bytes_per_sequence
+from tokenomics.physics.kv import linear_state_bytes_per_sequence
 from tokenomics.physics.params import (
     attention_params_per_layer,
     expert_params,
     ffn_params,
     linear_attention_params_per_layer,
+    router_params_per_layer,
 )
 
 OPERATORS = ("embedding", "attn_qkv", "attn_core", "attn_out", "ffn_dense", "moe_router",
@@ -168,28 +169,34 @@ def _attention_projections(dep: Deployment, s: _Step) -> tuple[OpCost, OpCost]:
     """Q/K/V (MLA: down- and up-) projections and the output projection, all layers.
 
     Attention data parallelism keeps one copy of the attention weights per attention group:
-    each copy is read once per step.
+    each copy is read once per step. A model with ``global_attention`` sums its two shapes,
+    each over its own layers.
     """
     m = dep.model
-    a = m.attention
-    h, L, N = m.hidden_size, m.num_attention_layers, s.N
+    h = m.hidden_size
     w = bytes_per_element(dep.weight_dtype)
     act = bytes_per_element(dep.act_dtype)
     rep = float(dep.dp_attention)
-    p_att = attention_params_per_layer(m)
-    p_o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
-    p_qkv = p_att - p_o
-    # Outputs: the queries (and gate) plus what the cache stores (K and V, or MLA's latent).
-    q_out = a.num_q_heads * a.head_dim * (2 if a.output_gate else 1)
-    qkv_out = q_out + F.kv_elements_per_token_per_layer(a)
+    p_qkv = p_o = io_in = io_out = 0.0
+    for a, L in m.attention_shapes():
+        p_att = attention_params_per_layer(m, a)
+        o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
+        p_qkv, p_o = p_qkv + (p_att - o) * L, p_o + o * L
+        # Outputs: the queries (and gate) plus what the cache stores (K and V, or MLA's
+        # latent; the key projection alone where the keys double as values).
+        q_out = a.num_q_heads * a.head_dim * (2 if a.output_gate else 1)
+        kv_out = (a.num_kv_heads * a.head_dim if a.k_eq_v
+                  else F.kv_elements_per_token_per_layer(a))
+        io_in += (h + q_out + kv_out) * L
+        io_out += (a.num_q_heads * a.v_head_dim + h) * L
     lin_in, lin_out, lin_io_in, lin_io_out = _linear_projection_terms(m)
-    Ll = m.num_linear_layers
-    qkv = OpCost("attn_qkv", 2.0 * N * (p_qkv * L + lin_in * Ll),
-                 rep * (p_qkv * L + lin_in * Ll) * w + s.zero, s.zero,
-                 N * ((h + qkv_out) * L + lin_io_in * Ll) * act)
-    out = OpCost("attn_out", 2.0 * N * (p_o * L + lin_out * Ll),
-                 rep * (p_o * L + lin_out * Ll) * w + s.zero, s.zero,
-                 N * ((a.num_q_heads * a.v_head_dim + h) * L + lin_io_out * Ll) * act)
+    Ll, N = m.num_linear_layers, s.N
+    qkv = OpCost("attn_qkv", 2.0 * N * (p_qkv + lin_in * Ll),
+                 rep * (p_qkv + lin_in * Ll) * w + s.zero, s.zero,
+                 N * (io_in + lin_io_in * Ll) * act)
+    out = OpCost("attn_out", 2.0 * N * (p_o + lin_out * Ll),
+                 rep * (p_o + lin_out * Ll) * w + s.zero, s.zero,
+                 N * (io_out + lin_io_out * Ll) * act)
     return qkv, out
 
 
@@ -215,19 +222,23 @@ def _attention_core(dep: Deployment, s: _Step) -> OpCost:
     """Scores and weighted values against each sequence's own cache; KV read and written.
 
     Pairs per layer group are :func:`~tokenomics.physics.formulas.span_sum` differences; MLA
-    is costed in the cheaper of its expanded and absorbed forms.
+    is costed in the cheaper of its expanded and absorbed forms. Each group is costed at its
+    own shape (:meth:`~tokenomics.data.specs.Model.attention_for`: Gemma 4's full layers
+    have their own) and its own KV replication.
     """
     m = dep.model
-    a = m.attention
     B, T, c = s.B, s.T, s.c
     act = bytes_per_element(dep.act_dtype)
-    kv_tok_layer = kv_bytes_per_token_per_layer(m, dep.kv_dtype) * dep.kv_replication
-    # DSA: the latent part is read for the selected keys, the index key for every cached one.
-    idx_tok_layer = (a.index_head_dim * bytes_per_element(dep.kv_dtype) * dep.kv_replication
-                     if a.is_sparse else 0.0)
+    kv_b = bytes_per_element(dep.kv_dtype)
     flops_core = s.zero.copy()
     kv_read = s.zero.copy()
+    kv_write = att_io = 0.0
     for kind, win, count in m.window_groups():
+        a = m.attention_for(win)
+        rep = dep.kv_replication_of(a)
+        kv_tok_layer = F.kv_elements_per_token_per_layer(a) * kv_b * rep
+        # DSA: the latent part is read for the selected keys, the index key for every cached one.
+        idx_tok_layer = a.index_head_dim * kv_b * rep if a.is_sparse else 0.0
         pairs, read = _pairs_and_reads(a, kind, win, c, T)
         per_seq = pairs * F.attention_pair_flops(a)
         if a.kind == "MLA":   # the cheaper of the expanded and the absorbed forms
@@ -240,9 +251,8 @@ def _attention_core(dep: Deployment, s: _Step) -> OpCost:
         flops_core = flops_core + B * per_seq * count
         kv_read = kv_read + B * count * (read * (kv_tok_layer - idx_tok_layer)
                                          + c * idx_tok_layer)
-    La = m.num_attention_layers
-    kv_write = s.N * kv_tok_layer * La
-    att_io = s.N * F.attention_io_elements_per_token(a) * act * La
+        kv_write = kv_write + s.N * kv_tok_layer * count
+        att_io = att_io + s.N * F.attention_io_elements_per_token(a) * act * count
     lin_flops, lin_bytes, lin_io = _linear_core(dep, s)
     return OpCost("attn_core", flops_core + lin_flops, s.zero, kv_read + kv_write + lin_bytes,
                   att_io + lin_io + s.zero)
@@ -280,7 +290,8 @@ def _linear_core(dep: Deployment, s: _Step) -> tuple[Any, Any, Any]:
     law = (F.mamba2_flops_per_token_per_layer if la.kind == "mamba2"
            else F.gdn_flops_per_token_per_layer)
     f_tok = law(la.num_k_heads, la.num_v_heads, la.head_k_dim, la.head_v_dim, la.conv_kernel)
-    state = linear_state_bytes_per_sequence(m, dep.act_dtype) * dep.kv_replication
+    state = (linear_state_bytes_per_sequence(m, dep.act_dtype)
+             * dep.kv_replication_of(m.attention))
     act = bytes_per_element(dep.act_dtype)
     io = (2 * la.num_k_heads * la.head_k_dim + 2 * la.num_v_heads * la.head_v_dim) * act
     return s.N * f_tok * Ll + s.zero, 2.0 * s.B * state + s.zero, s.N * io * Ll + s.zero
@@ -319,7 +330,7 @@ def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
     we = bytes_per_element(dep.expert_dtype)
     act = bytes_per_element(dep.act_dtype)
     E, k = moe.num_experts, moe.top_k
-    p_router = E * h + (E if moe.router_bias else 0)
+    p_router = router_params_per_layer(m)
     router = OpCost("moe_router", 2.0 * N * E * h * Lm, p_router * w * Lm + zero, zero,
                     N * (h + E) * act * Lm)
     p_sh = moe.num_shared_experts * ffn_params(m, moe.shared_intermediate_size)

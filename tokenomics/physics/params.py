@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from tokenomics.data.boundary import inputs
 from tokenomics.data.counts import (  # noqa: F401  (the 0.2 paths tokenomics.params.<name>)
     OFFICIAL_PARAMS_TOLERANCE,
+    attention_params,
     attention_params_per_layer,
     check_official_params,
     component_params,
@@ -28,6 +29,7 @@ from tokenomics.data.counts import (  # noqa: F401  (the 0.2 paths tokenomics.pa
     expert_params,
     ffn_params,
     linear_attention_params_per_layer,
+    router_params_per_layer,
 )
 from tokenomics.data.specs import Model
 

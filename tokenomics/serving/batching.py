@@ -53,7 +53,7 @@ from tokenomics.physics.engine import (
     step_result,
     step_seconds,
 )
-from tokenomics.physics.kv import kv_cache_bytes
+from tokenomics.physics.kv import kv_bytes_held, kv_cache_bytes
 from tokenomics.physics.memory import (
     kv_per_sequence_bytes,
     memory_fit,
@@ -369,7 +369,11 @@ def prefix_cached_prefill(dep: Deployment, prompt_tokens: Any, cached_tokens: An
     cold = prefill(dep, P, batch, 0)
     kv_read = np.asarray(kv_cache_bytes(dep.model, c, 1, dep.kv_dtype,
                                         dep.allow_beyond_max_context), float)
-    kv_read = kv_read * np.asarray(batch, float) * dep.kv_replication / dep.tp
+    if dep.model.global_attention is not None:   # each shape's KV at its own replication
+        kv_read = kv_bytes_held(dep.model, c, dep.kv_dtype, dep.kv_replication_of)
+    else:
+        kv_read = kv_read * dep.kv_replication
+    kv_read = kv_read * np.asarray(batch, float) / dep.tp
     return PrefixCachedPrefill(
         cached_tokens=V.scalar_or_array(np.broadcast_to(c, np.shape(hot.time_s))),
         ttft_s=hot.time_s, ttft_uncached_s=cold.time_s, flops=hot.flops_per_device,

@@ -129,14 +129,16 @@ def check_sheet_supports(dep: Deployment) -> None:
     Raises
     ------
     NotImplementedError
-        For hybrid linear attention and sparse (indexer + top-k) attention: the sheet's
+        For hybrid linear attention, sparse (indexer + top-k) attention and full layers of
+        their own shape (Gemma 4's ``global_attention``): the sheet's
         formulas would disagree with the library (the ``report --xlsx`` command calls this
         before it writes anything).
     """
     m = dep.model
-    if m.num_linear_layers or m.attention.is_sparse:
+    if m.num_linear_layers or m.attention.is_sparse or m.global_attention is not None:
         kind = ("hybrid linear attention" if m.num_linear_layers else
-                "sparse attention (indexer + top-k)")
+                "sparse attention (indexer + top-k)" if m.attention.is_sparse else
+                "full layers of their own shape (global_attention)")
         raise NotImplementedError(
             f"{m.id}: the sizing sheet does not yet model {kind} (a fixed state per sequence, "
             "or the indexer's scan and top-k reads), so its formulas would disagree with the "

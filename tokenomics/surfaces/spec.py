@@ -224,14 +224,17 @@ def _kv_bytes(m: Any, ctx: Context) -> str | None:
     import tokenomics as tk
 
     got = tk.kv_bytes_per_token(m, "bf16")
-    att = m.attention
-    per_layer = _kv_expected_elements(att) + (att.index_head_dim if att.is_sparse else 0)
-    want = 2.0 * m.num_attention_layers * per_layer
+    want = 2.0 * sum(n * (_kv_expected_elements(a) + (a.index_head_dim if a.is_sparse else 0))
+                     for a, n in m.attention_shapes())
     if not (got > 0):
         return f"KV bytes per token {got}"
     if not math.isclose(got, want, rel_tol=1e-9):
         return f"KV bytes per token {got:.6g} B, the {m.attention.kind} formula gives {want:.6g}"
-    return _kind_mismatch(m.attention)
+    for a, _ in m.attention_shapes():
+        bad = _kind_mismatch(a)
+        if bad:
+            return bad
+    return None
 
 
 # --------------------------------------------------------------------------------------------
