@@ -12,9 +12,11 @@ layers), ``qwen3_5`` / ``qwen3_5_moe`` (Qwen3.5 and Qwen3.6, dense and MoE: the 
 inside a multimodal config's ``text_config``), ``deepseek_v32`` (DeepSeek-V3.2-Exp: MLA with
 DeepSeek Sparse Attention's lightning indexer) and ``glm_moe_dsa`` (GLM-5: the same
 attention, an indexer in every layer), ``glm4_moe_lite`` (GLM-4.7-Flash: MLA and a
-DeepSeek-style MoE), ``kimi_k25`` (Kimi-K2.5/K2.6: a ``kimi_k2`` text model in a multimodal
-wrapper) and ``minimax_m2`` (MiniMax-M2: 256-expert MoE in every layer, a
-sigmoid router with correction bias, Q/K norms over the whole projections) and
+DeepSeek-style MoE), ``gemma4`` / ``gemma4_text`` (Gemma 4 31B and 26B-A4B: full layers
+of their own shape, :mod:`tokenomics.data.hf_gemma4`), ``kimi_k25`` (Kimi-K2.5/K2.6: a
+``kimi_k2`` text model in a multimodal wrapper) and ``minimax_m2`` (MiniMax-M2: 256-expert
+MoE in every layer, a sigmoid router with correction bias, Q/K norms over the whole
+projections) and
 ``nemotron_h`` (NVIDIA Nemotron-H / Nemotron 3: Mamba-2, attention and MoE blocks in one
 stack, ``hybrid_override_pattern``).
 
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenomics.core.errors import CatalogError, TokenomicsError
+from tokenomics.data.hf_gemma4 import GEMMA4_DEFAULTS, gemma4_model
 from tokenomics.data.specs import (
     MAX_LAYERS,
     MAX_WIDTH,
@@ -49,7 +52,7 @@ from tokenomics.data.specs import (
 )
 
 _TIE_DEFAULT = {
-    "gemma2": True, "gemma3": True, "gemma3_text": True, "opt": True,
+    "gemma2": True, "gemma3": True, "gemma3_text": True, "opt": True, "gemma4_text": True,
 }
 
 _KNOWN_TYPES = {
@@ -57,7 +60,7 @@ _KNOWN_TYPES = {
     "deepseek_v3", "kimi_k2", "llama4", "llama4_text", "gpt_oss", "gemma2", "gemma3",
     "gemma3_text", "opt", "glm4_moe", "qwen3_next", "deepseek_v32", "minimax_m2",
     "nemotron_h", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "kimi_k25",
-    "glm_moe_dsa", "glm4_moe_lite",
+    "glm_moe_dsa", "glm4_moe_lite", "gemma4", "gemma4_text",
 }
 
 #: Families of Gated DeltaNet layers between gated full-attention layers (Qwen3-Next's
@@ -76,6 +79,7 @@ _DEEPSEEK_MOE = ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_m
 _HF_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262_208, "max_position_embeddings": 131_072,
                     "sliding_window": 4096, "head_dim": 256, "sliding_window_pattern": 6},
+    "gemma4_text": GEMMA4_DEFAULTS,
     "gemma2": {"vocab_size": 256_000, "max_position_embeddings": 8192, "sliding_window": 4096,
                "head_dim": 256},
     "llama4_text": {"vocab_size": 202_048, "max_position_embeddings": 4096 * 32,
@@ -163,6 +167,11 @@ def model_from_hf_config(
     _check_model_type(cfg, mt, where, notes)
 
     fam = mt.replace("_text", "")
+    if fam == "gemma4":                  # full layers of their own shape: its own reader
+        wd, ed = _dtypes(top, weight_dtype, expert_dtype)
+        return gemma4_model(r, top, (id or _default_id(top, mt),
+                                     name or str(top.get("_name_or_path", mt))),
+                            (wd, ed, embedding_dtype or _release_embedding_dtype(top)), notes)
     if fam in ("opt", "nemotron_h"):     # architectures with a reader of their own
         return (_opt(r, {**top, **filled}, id, name, weight_dtype, notes) if fam == "opt" else
                 _nemotron_h(r, top, id, name, (weight_dtype, expert_dtype, embedding_dtype),
@@ -251,7 +260,8 @@ def _text_config(top: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """
     mtype = str(top.get("model_type", ""))
     cfg = top
-    if mtype in ("llama4", "gemma3", "mistral3", "qwen3_5", "qwen3_5_moe", "kimi_k25") and \
+    if mtype in ("llama4", "gemma3", "gemma4", "mistral3", "qwen3_5", "qwen3_5_moe",
+                 "kimi_k25") and \
             isinstance(top.get("text_config"), Mapping):
         cfg = dict(top["text_config"])      # Mistral 3's text_config says "mistral" itself
         cfg.setdefault("model_type", mtype + "_text")

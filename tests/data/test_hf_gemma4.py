@@ -1,0 +1,138 @@
+"""Gemma 4 (tokenomics/data/hf_gemma4.py): full layers of their own shape, keys as values.
+
+Facts from transformers' converter (convert_gemma4_weights.py, commit 0f3f0632: the 31B
+and 26B-A4B variants) and modeling_gemma4.py (commit c308a309); published counts from the
+model card as restated by third parties (model_catalog/sources.toml, model-card-gemma-4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import tokenomics as tk
+from tokenomics.data.hf_config import model_from_hf_config
+from tokenomics.data.specs import Attention
+from tokenomics.physics.memory import kv_per_sequence_bytes
+from tokenomics.physics.operators import step_costs
+
+G31, G26 = tk.model("gemma-4-31b"), tk.model("gemma-4-26b-a4b")
+
+
+def test_31b_count_by_hand_is_the_published_30_7b():
+    h, V = 5376, 262_144
+    sliding = h * 32 * 256 + 2 * h * 16 * 256 + 32 * 256 * h + 2 * 256   # q, k, v, o, QK norms
+    full = h * 32 * 512 + h * 4 * 512 + 32 * 512 * h + 2 * 512          # no v_proj (K = V)
+    mlp = 3 * h * 21504
+    norms = h * (4 * 60 + 1)                                             # 4 a layer + final
+    want = V * h + 50 * sliding + 10 * full + 60 * mlp + norms           # tied head
+    assert want == 30_697_345_280
+    assert tk.param_count(G31) == want
+    assert tk.param_count(G31) == pytest.approx(30.7e9, rel=2e-3)
+
+
+def test_26b_a4b_count_by_hand_is_the_published_25_2b_total_and_3_8b_active():
+    h, V, E, k = 2816, 262_144, 128, 8
+    sliding = h * 16 * 256 + 2 * h * 8 * 256 + 16 * 256 * h + 2 * 256
+    full = h * 16 * 512 + h * 2 * 512 + 16 * 512 * h + 2 * 512
+    dense = 3 * h * 2112                              # the MLP beside the experts
+    expert = 3 * h * 704
+    router = E * h + h + E                            # projection, input and expert scales
+    norms = h * (7 * 30 + 1)
+    shared = V * h + 25 * sliding + 5 * full + 30 * (dense + router) + norms
+    assert tk.param_count(G26) == shared + 30 * E * expert == 25_233_141_760
+    assert tk.param_count(G26, active=True) == shared + 30 * k * expert
+    assert tk.param_count(G26) == pytest.approx(25.2e9, rel=2e-3)
+    assert tk.param_count(G26, active=True) == pytest.approx(3.8e9, rel=1e-2)
+
+
+def test_kv_per_token_counts_each_layer_kind_at_its_own_shape():
+    # 31B: 50 sliding layers x 2 x 16 x 256 + 10 full x 2 x 4 x 512 elements, 2 B each: K
+    # and V are both cached on the full layers (keys rotated, values not)
+    assert tk.kv_bytes_per_token(G31) == 2 * (50 * 2 * 16 * 256 + 10 * 2 * 4 * 512) == 901_120
+    assert tk.kv_bytes_per_token(G26) == 2 * (25 * 2 * 8 * 256 + 5 * 2 * 2 * 512) == 225_280
+    # at 8,192 tokens the sliding layers hold their 1,024-token window only
+    want = 2 * (50 * 2 * 16 * 256 * 1024 + 10 * 2 * 4 * 512 * 8192)
+    assert tk.kv_cache_bytes(G31, 8192) == want
+
+
+def test_each_layer_kind_is_replicated_at_its_own_head_count():
+    # tp 8: the 16 sliding KV heads split two per rank; the full layers' 4 are each held by
+    # two ranks, so a device keeps 1/8 of the sliding cache and 2/8 of the full one
+    d = tk.Deployment(G31, "h100-sxm", tp=8)
+    assert d.kv_replication_of(G31.attention) == 1.0
+    assert d.kv_replication_of(G31.global_attention) == 2.0
+    with pytest.raises(tk.TokenomicsError, match="no one replication"):
+        _ = d.kv_replication
+    want = 2 * (50 * 2 * 16 * 256 * 1024 * 1 + 10 * 2 * 4 * 512 * 8192 * 2) / 8
+    assert float(kv_per_sequence_bytes(d, 8192)) == pytest.approx(want, rel=1e-12)
+    # the decode step reads what it holds: B x that, plus each new token's write
+    core = next(o for o in step_costs(d, 4.0, 1.0, 8192.0, 1.0) if o.name == "attn_core")
+    write = 4 * 2 * (50 * 2 * 16 * 256 * 1 + 10 * 2 * 4 * 512 * 2)
+    assert float(core.kv_bytes) == pytest.approx(4 * want * 8 + write, rel=1e-12)
+    assert tk.Deployment(G31, "h100-sxm", tp=4).kv_replication == 1.0   # 4 divides both
+
+
+def test_keys_as_values_drop_the_value_projection_and_nothing_else():
+    plain = replace(G31, global_attention=replace(G31.global_attention, k_eq_v=False))
+    # one 4 x 512-wide projection of 5,376 inputs per full layer, 10 full layers
+    assert tk.param_count(plain) - tk.param_count(G31) == 10 * 5376 * 4 * 512
+    assert tk.kv_bytes_per_token(plain) == tk.kv_bytes_per_token(G31)
+    d, dp = tk.Deployment(G31, "h100-sxm", tp=2), tk.Deployment(plain, "h100-sxm", tp=2)
+    qkv = [next(o for o in step_costs(x, 1.0, 1.0, 100.0, 1.0) if o.name == "attn_qkv")
+           for x in (d, dp)]
+    assert float(qkv[1].flops - qkv[0].flops) == 2 * 10 * 5376 * 4 * 512
+
+
+def test_a_step_prices_the_full_layers_wider_heads():
+    # decode attention FLOPs per cached token: 2 n_q (d_k + d_v) per (query, key) pair, each
+    # layer at its own width; at context 100 every layer sees all 101 keys
+    d = tk.Deployment(G31, "h100-sxm", tp=2)
+    core = next(o for o in step_costs(d, 1.0, 1.0, 100.0, 1.0) if o.name == "attn_core")
+    pairs = 101
+    want = pairs * (50 * 2 * 32 * (256 + 256) + 10 * 2 * 32 * (512 + 512))
+    assert float(core.flops) == want
+    r = tk.decode(d, 8, 8192)
+    assert r.fits and 0 < r.time_s < 1
+
+
+def test_the_small_sizes_mechanisms_are_refused_not_approximated():
+    e4b = {"model_type": "gemma4_text", "hidden_size": 2560, "intermediate_size": 10240,
+           "num_hidden_layers": 42, "num_attention_heads": 8, "num_key_value_heads": 2,
+           "num_kv_shared_layers": 18, "hidden_size_per_layer_input": 256}
+    with pytest.raises(tk.CatalogError, match="num_kv_shared_layers=18"):
+        model_from_hf_config(e4b)
+    with pytest.raises(tk.CatalogError, match="per-layer embeddings"):
+        model_from_hf_config({**e4b, "num_kv_shared_layers": 0})
+
+
+def test_defaults_and_the_last_layer_rule_follow_the_config_class():
+    cfg = {"model_type": "gemma4_text", "hidden_size": 1024, "intermediate_size": 4096,
+           "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4}
+    m = model_from_hf_config(cfg)
+    # every 6th layer full, and the last forced full; 512-token windows; 512-wide full heads
+    assert [w for w in m.layer_window] == [512] * 5 + [0, 512, 0]
+    assert m.global_attention.head_dim == 512 and m.attention.head_dim == 256
+    assert m.global_attention.num_kv_heads == 4 and not m.global_attention.k_eq_v
+    assert m.vocab_size == 262_144 and m.max_context == 131_072 and m.tie_word_embeddings
+    with pytest.raises(tk.CatalogError, match="layer_types"):
+        model_from_hf_config({**cfg, "layer_types": ["sliding_attention"] * 7})
+    with pytest.raises(tk.CatalogError, match="num_global_key_value_heads"):
+        model_from_hf_config({**cfg, "attention_k_eq_v": True,
+                              "num_global_key_value_heads": 3})
+
+
+def test_shapes_that_cannot_hold_are_library_errors():
+    with pytest.raises(tk.TokenomicsError, match="k_eq_v"):
+        Attention(kind="GQA", num_q_heads=8, num_kv_heads=2, head_dim=128, v_head_dim=64,
+                  k_eq_v=True)
+    with pytest.raises(tk.TokenomicsError, match="both windowed and full"):
+        replace(G31, layer_window=(0,) * 60, layer_window_kind=("full",) * 60)
+
+
+def test_the_sizing_sheet_refuses_a_model_it_cannot_carry():
+    from tokenomics.surfaces.export import check_sheet_supports
+
+    with pytest.raises(NotImplementedError, match="global_attention"):
+        check_sheet_supports(tk.Deployment(G31, "h100-sxm", tp=2))
