@@ -1,6 +1,7 @@
 """Catalog entries of the 2026 open models added on 2026-12-04 (issue 27): Qwen3.5 / Qwen3.6,
-Kimi-K2.5 / K2.6 / K2-Thinking, MiniMax-M2.1 / M2.5, GLM-5 and GLM-4.7-Flash, and the small
-Gemma 3 sizes (4B, 12B).
+Kimi-K2.5 / K2.6 / K2-Thinking / K2-Instruct-0905, MiniMax-M2.1 / M2.5, GLM-5 and
+GLM-4.7-Flash, Gemma 4 31B and 26B-A4B (their counts: tests/data/test_hf_gemma4.py), and the
+small Gemma 3 sizes (4B, 12B).
 
 Expected numbers are the vendors' published figures (cited), hand counts from the
 architecture numbers written out below, or figures other projects publish about the
@@ -22,6 +23,8 @@ NEW = {
     "qwen3.6-35b-a3b": "qwen/qwen3.6-35b-a3b", "qwen3.6-27b": "qwen/qwen3.6-27b",
     "kimi-k2.5": "moonshotai/kimi-k2.5", "kimi-k2.6": "moonshotai/kimi-k2.6",
     "kimi-k2-thinking": "moonshotai/kimi-k2-thinking",
+    "kimi-k2-0905": "moonshotai/kimi-k2-instruct-0905",
+    "gemma-4-31b": "google/gemma-4-31b-it", "gemma-4-26b-a4b": "google/gemma-4-26b-a4b-it",
     "minimax-m2.1": "minimaxai/minimax-m2.1", "minimax-m2.5": "minimaxai/minimax-m2.5",
     "glm-5": "zai-org/glm-5", "glm-4.7-flash": "zai-org/glm-4.7-flash",
     "gemma-3-4b": "google/gemma-3-4b-it", "gemma-3-12b": "google/gemma-3-12b-it",
@@ -194,3 +197,14 @@ def test_a_malformed_compressed_tensors_config_gets_a_library_error(field, value
     cfg["quantization_config"] = dict(cfg["quantization_config"], **{field: value})
     with pytest.raises(CatalogError, match="compressed-tensors 'ignore' must be a list"):
         tk.model_from_hf_config(cfg)
+
+
+def test_kimi_k2_0905_is_k2_at_twice_the_context():
+    # Model card: "context window has been increased from 128k to 256k tokens", the summary
+    # table otherwise Kimi K2's (1T, 32B activated, 61 layers, 384 experts, MLA)
+    m, k2 = tk.model("kimi-k2-0905"), tk.model("kimi-k2")
+    assert m.max_context == 262_144 == 2 * k2.max_context
+    assert tk.param_count(m) == tk.param_count(k2)
+    assert tk.kv_bytes_per_token(m) == (512 + 64) * 61 * 2     # MLA latent, as K2's
+    # the July entry keeps the July context: the 0905 id no longer resolves to it
+    assert tk.model("moonshotai/kimi-k2-instruct") is k2
