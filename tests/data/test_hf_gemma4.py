@@ -14,6 +14,7 @@ import pytest
 import tokenomics as tk
 from tokenomics.data.hf_config import model_from_hf_config
 from tokenomics.data.specs import Attention
+from tokenomics.physics.kv import kv_bytes_held
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.operators import step_costs
 
@@ -129,6 +130,17 @@ def test_shapes_that_cannot_hold_are_library_errors():
                   k_eq_v=True)
     with pytest.raises(tk.TokenomicsError, match="both windowed and full"):
         replace(G31, layer_window=(0,) * 60, layer_window_kind=("full",) * 60)
+    with pytest.raises(tk.TokenomicsError, match="must be an Attention"):
+        replace(G31, global_attention="512-wide")
+    with pytest.raises(tk.TokenomicsError, match="context_tokens"):
+        kv_bytes_held(G31, -1)
+    with pytest.raises(tk.TokenomicsError, match="replication must be a function"):
+        kv_bytes_held(G31, 10, replication=2.0)
+
+
+def test_the_model_s_repr_names_the_full_layers_shape():
+    # the converter's 31B: 16 KV heads of 256 on sliding layers, 4 of 512 with K = V on full
+    assert "GQA 32 q / 16 kv heads x 256 (full layers 4 kv heads x 512, K = V)" in repr(G31)
 
 
 def test_the_sizing_sheet_refuses_a_model_it_cannot_carry():

@@ -46,6 +46,8 @@ from tokenomics.core.lazy import attach
 _EXPORTS = {
     "attention_params_per_layer": ".counts",
     "attention_params": ".counts",
+    "gemma4_model": ".hf_gemma4",
+    "GEMMA4_DEFAULTS": ".hf_gemma4",
     "router_params_per_layer": ".counts",
     "dsa_indexer_params_per_layer": ".counts",
     "linear_attention_params_per_layer": ".counts",

@@ -655,6 +655,11 @@ class Model:
         if any(self.layer_is_linear) and self.linear_attention is None:
             raise TokenomicsError(f"model {self.id!r}: linear-attention layers given but no "
                                   "LinearAttention spec")
+        if self.global_attention is not None and not isinstance(self.global_attention,
+                                                                Attention):
+            raise TokenomicsError(f"model {self.id!r}: global_attention must be an Attention "
+                                  f"(the full layers' shape) or None, got "
+                                  f"{type(self.global_attention).__name__}")
         if self.global_attention is not None and (
                 self.global_attention.kind == "MLA" or self.attention.kind == "MLA"
                 or all(w > 0 for w in self.layer_window) or all(w <= 0 for w in self.layer_window)):

@@ -93,6 +93,7 @@ _EXPORTS = {
     "linear_state_bytes_per_sequence": ".kv",
     "kv_tokens_held": ".kv",
     "kv_bytes_held": ".kv",
+    "group_kv_bytes": ".kv",
     "kv_cache_bytes": ".kv",
     "kv_context_crossover_tokens": ".kv",
     "weight_bytes": ".memory",

@@ -29,6 +29,7 @@ import numpy as np
 
 from tokenomics.core import checks as V
 from tokenomics.core.dtypes import bytes_per_element
+from tokenomics.core.errors import TokenomicsError
 from tokenomics.data.boundary import inputs
 from tokenomics.data.specs import Model
 from tokenomics.physics.formulas import (
@@ -153,18 +154,48 @@ def linear_state_bytes_per_sequence(model: Model, state_dtype: str = "bf16") -> 
     return float(per_layer * model.num_linear_layers * b)
 
 
+@inputs(model="model")
 def kv_bytes_held(model: Model, context_tokens: Any, kv_dtype: str = "bf16",
                   replication: Any = None) -> Any:
     """KV bytes one sequence of ``context_tokens`` keeps in all softmax-attention layers [B].
 
-    :math:`\\sum_g n_g\\, s_g\\, r_g \\min(C, W_g)` over the layer groups of
-    :meth:`~tokenomics.data.specs.Model.window_groups`: :math:`n_g` layers of span
-    :math:`W_g` at :math:`s_g` bytes per token and layer (their own shape's,
-    :meth:`~tokenomics.data.specs.Model.attention_for`), each copied :math:`r_g` times
-    (``replication``: a function of the shape, e.g.
-    :meth:`~tokenomics.Deployment.kv_replication_of`; default 1). Linear layers' fixed state
-    is not included (:func:`linear_state_bytes_per_sequence`).
+    Parameters
+    ----------
+    model : Model or str
+    context_tokens : int or array_like
+        Tokens in the sequence [token], >= 0.
+    kv_dtype : str
+        KV-cache format.
+    replication : callable, optional
+        Copies of each layer shape's KV, a function of the shape
+        (:meth:`~tokenomics.Deployment.kv_replication_of`); default 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\\sum_g n_g\\, s_g\\, r_g \\min(C, W_g)` over the layer groups of
+        :meth:`~tokenomics.data.specs.Model.window_groups`: :math:`n_g` layers of span
+        :math:`W_g` at :math:`s_g` bytes per token and layer (their own shape's,
+        :meth:`~tokenomics.data.specs.Model.attention_for`), each copied :math:`r_g` times
+        [B]. Linear layers' fixed state is not included
+        (:func:`linear_state_bytes_per_sequence`).
+
+    Examples
+    --------
+    >>> kv_bytes_held("llama-3.1-70b", 1024) == 327680 * 1024
+    True
     """
+    c = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
+    if replication is not None and not callable(replication):
+        raise TokenomicsError(f"replication must be a function of an attention shape (e.g. "
+                              f"Deployment.kv_replication_of), got {replication!r}")
+    return V.scalar_or_array(group_kv_bytes(model, c, kv_dtype, replication))
+
+
+def group_kv_bytes(model: Model, context_tokens: Any, kv_dtype: str,
+                   replication: Any = None) -> Any:
+    """:func:`kv_bytes_held` on checked arguments (the step engine's form: no validation)
+    [B]."""
     c = np.asarray(context_tokens, dtype=float)
     b = bytes_per_element(kv_dtype)
     total: Any = 0.0
@@ -230,7 +261,7 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     c = V.counts(context_tokens, "context_tokens", minimum=0, unit="token")
     b = V.counts(batch, "batch", minimum=1)
     V.context_within(model, c, allow_beyond_max_context)
-    held = kv_bytes_held(model, c, kv_dtype)
+    held = group_kv_bytes(model, c, kv_dtype)
     state = linear_state_bytes_per_sequence(model, state_dtype)
     return V.scalar_or_array(b * (held + state))
 

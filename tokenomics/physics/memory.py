@@ -38,7 +38,7 @@ from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware, Model
 from tokenomics.data.workload import accepts_legacy_forms
 from tokenomics.physics.kv import (
-    kv_bytes_held,
+    group_kv_bytes,
     linear_state_bytes_per_sequence,
 )
 from tokenomics.physics.params import param_breakdown
@@ -291,7 +291,7 @@ def kv_per_sequence_bytes(dep: Deployment, context_tokens: Any) -> Any:
     format), split and replicated as the KV is.
     """
     c = np.asarray(context_tokens, float)
-    held = kv_bytes_held(dep.model, c, dep.kv_dtype, dep.kv_replication_of)
+    held = group_kv_bytes(dep.model, c, dep.kv_dtype, dep.kv_replication_of)
     state = linear_state_bytes_per_sequence(dep.model, dep.act_dtype)
     return (held + state * dep.kv_replication_of(dep.model.attention)) / dep.n_devices
 
@@ -641,7 +641,7 @@ def _min_devices_for_layout(dep: Deployment, batch: Any, context_tokens: Any,
                               f"memory of {b.hardware.mem_usable_bytes:.4g} B")
     step = math.lcm(dep.tp, multiple_of)
     if dep.model.global_attention is not None:   # each shape's KV at its own replication
-        kv = np.asarray(batch, float) * kv_bytes_held(dep.model, context_tokens, b.kv_dtype,
+        kv = np.asarray(batch, float) * group_kv_bytes(dep.model, context_tokens, b.kv_dtype,
                                                       dep.kv_replication_of)
     else:
         kv = kv * dep.kv_replication

@@ -53,7 +53,7 @@ from tokenomics.physics.engine import (
     step_result,
     step_seconds,
 )
-from tokenomics.physics.kv import kv_bytes_held, kv_cache_bytes
+from tokenomics.physics.kv import group_kv_bytes, kv_cache_bytes
 from tokenomics.physics.memory import (
     kv_per_sequence_bytes,
     memory_fit,
@@ -370,7 +370,7 @@ def prefix_cached_prefill(dep: Deployment, prompt_tokens: Any, cached_tokens: An
     kv_read = np.asarray(kv_cache_bytes(dep.model, c, 1, dep.kv_dtype,
                                         dep.allow_beyond_max_context), float)
     if dep.model.global_attention is not None:   # each shape's KV at its own replication
-        kv_read = kv_bytes_held(dep.model, c, dep.kv_dtype, dep.kv_replication_of)
+        kv_read = group_kv_bytes(dep.model, c, dep.kv_dtype, dep.kv_replication_of)
     else:
         kv_read = kv_read * dep.kv_replication
     kv_read = kv_read * np.asarray(batch, float) / dep.tp
