@@ -133,3 +133,16 @@ def test_a_day_that_costs_nothing_has_no_margin():
     # (revenue - cost) / cost at a $0/h price was a ZeroDivisionError (issue 25)
     with pytest.raises(tk.TokenomicsError, match="margin is"):
         tk.serving_day(300, 8, 0.0, 1e9, 0, 1e8, "openai/gpt-5.2")
+
+
+def test_deepseek_s_later_prices_each_with_its_source():
+    # price-deepseek-api-2025-09: from 2025-09-05, one list for both endpoints (V3.1)
+    v31 = price("deepseek/deepseek-v3.1")
+    assert (v31.cached_input, v31.input, v31.output) == (0.07, 0.56, 1.68)
+    # price-deepseek-api-v32: V3.2 behind both endpoints, as the page gave it in April 2026;
+    # a cache hit is a tenth of a miss
+    v32 = price("deepseek/deepseek-v3.2")
+    assert (v32.cached_input, v32.input, v32.output) == (0.028, 0.28, 0.42)
+    assert v32.cached_input / v32.input == pytest.approx(0.1)
+    # R1's February 2025 price (day-6's accounting) stays, marked superseded
+    assert "superseded" in price("deepseek/deepseek-reasoner").note
