@@ -148,3 +148,23 @@ def test_the_sizing_sheet_refuses_a_model_it_cannot_carry():
 
     with pytest.raises(NotImplementedError, match="global_attention"):
         check_sheet_supports(tk.Deployment(G31, "h100-sxm", tp=2))
+
+
+_SMALL = {"model_type": "gemma4_text", "hidden_size": 1024, "intermediate_size": 4096,
+          "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4}
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"sliding_window": 0}, "sliding_window must be >= 1"),
+    ({"global_head_dim": 0}, "global_head_dim must be >= 1"),
+    ({"num_key_value_heads": 3}, "num_key_value_heads=3"),
+    ({"enable_moe_block": True, "num_experts": 4, "top_k_experts": 8,
+      "moe_intermediate_size": 10}, "top_k_experts=8"),
+    ({"enable_moe_block": True}, "'num_experts' is missing"),
+    ({"tie_word_embeddings": "no"}, "tie_word_embeddings must be true or false"),
+    ({"attention_k_eq_v": 1}, "attention_k_eq_v must be true or false"),
+    ({"attention_bias": True}, "no biases"),
+])
+def test_malformed_configs_get_catalog_errors_naming_the_key(change, match):
+    with pytest.raises(tk.CatalogError, match=match):
+        model_from_hf_config({**_SMALL, **change})

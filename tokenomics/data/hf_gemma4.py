@@ -95,19 +95,28 @@ def gemma4_model(r: Any, top: Mapping[str, Any], ident: tuple[str, str],
     h, L = r.int("hidden_size"), r.int("num_hidden_layers")
     nq, nkv = r.int("num_attention_heads"), r.int("num_key_value_heads")
     windows = _windows(cfg.get("layer_types"), r.int("sliding_window"), L, where)
-    k_eq_v = bool(cfg.get("attention_k_eq_v", False))
+    k_eq_v = _flag(r, "attention_k_eq_v", False)
     n_glob = r.opt("num_global_key_value_heads", nkv) if k_eq_v else nkv
     for n, key in ((nkv, "num_key_value_heads"), (n_glob, "num_global_key_value_heads")):
         if n < 1 or nq % n:
             raise CatalogError(f"{where}: {key}={n} must be >= 1 and divide "
                                f"num_attention_heads={nq}")
-    sliding = _shape(nq, nkv, r.int("head_dim"), False)
-    full = _shape(nq, n_glob, r.int("global_head_dim"), k_eq_v)
-    moe_on = bool(cfg.get("enable_moe_block", False))
+    dims = {k: r.int(k) for k in ("head_dim", "global_head_dim")}
+    for key, d in dims.items():
+        if d < 1:
+            raise CatalogError(f"{where}: {key} must be >= 1 (a head's width), got {d}")
+    sliding = _shape(nq, nkv, dims["head_dim"], False)
+    full = _shape(nq, n_glob, dims["global_head_dim"], k_eq_v)
+    moe_on, tie = (_flag(r, key, default) for key, default in (
+        ("enable_moe_block", False), ("tie_word_embeddings", top.get("tie_word_embeddings",
+                                                                   True))))
     inter = r.int("intermediate_size")
     moe = MoE(num_experts=r.int("num_experts"), top_k=r.int("top_k_experts"),
               expert_intermediate_size=r.int("moe_intermediate_size"), num_shared_experts=1,
               shared_intermediate_size=inter, router_scales=True) if moe_on else None
+    if moe_on and not 1 <= moe.top_k <= moe.num_experts:
+        raise CatalogError(f"{where}: top_k_experts={moe.top_k} must be in [1, "
+                           f"num_experts={moe.num_experts}]")
     if moe_on:
         notes.append(f"the dense MLP of width {inter} beside the experts in every layer read "
                      "as one shared expert")
@@ -121,11 +130,20 @@ def gemma4_model(r: Any, top: Mapping[str, Any], ident: tuple[str, str],
             "sliding" if w else "full" for w in windows),
         layer_is_moe=(moe_on,) * L, moe=moe, gated_ffn=True, norm="rms",
         norms_per_layer=7 if moe_on else 4,
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings",
-                                         top.get("tie_word_embeddings", True))),
+        tie_word_embeddings=tie,
         weight_dtype=wd, expert_dtype=ed, embedding_dtype=emb if emb != wd else None,
         model_type=str(cfg.get("model_type", "gemma4_text")), family="gemma4",
         notes="; ".join(notes), config=dict(top))
+
+
+def _flag(r: Any, key: str, default: bool) -> bool:
+    """A true/false key (absent or null: ``default``); anything else is refused."""
+    v = r.cfg.get(key)
+    if v is None:
+        return bool(default)
+    if not isinstance(v, bool):
+        raise CatalogError(f"{r.where}: {key} must be true or false, got {v!r}")
+    return v
 
 
 def _refuse_unmodelled(r: Any) -> None:
