@@ -168,3 +168,13 @@ _SMALL = {"model_type": "gemma4_text", "hidden_size": 1024, "intermediate_size":
 def test_malformed_configs_get_catalog_errors_naming_the_key(change, match):
     with pytest.raises(tk.CatalogError, match=match):
         model_from_hf_config({**_SMALL, **change})
+
+
+def test_a_tier_holds_one_copy_while_hbm_holds_each_shape_replicated():
+    # 32,768 tokens: sliding layers keep their 1,024-token window, full layers everything
+    one = 2 * (50 * 2 * 16 * 256 * 1024 + 10 * 2 * 4 * 512 * 32768)
+    assert one == 3_523_215_360
+    r = tk.retention_policy(tk.Deployment(G31, "h100-sxm", tp=8), 32768)
+    # over the 8 devices HBM holds the full layers twice (4 KV heads over 8 ranks)
+    assert r.kv_bytes == 2 * (50 * 2 * 16 * 256 * 1024 + 2 * 10 * 2 * 4 * 512 * 32768)
+    assert r.tier_kv_bytes == one

@@ -73,7 +73,7 @@ from tokenomics.core.units import Result, as_magnitude, to_array
 from tokenomics.data.boundary import inputs
 from tokenomics.data.deployment import Deployment
 from tokenomics.data.specs import Hardware
-from tokenomics.physics.kv import kv_bytes_per_token
+from tokenomics.physics.kv import group_kv_bytes, kv_bytes_per_token
 from tokenomics.physics.memory import kv_per_sequence_bytes
 from tokenomics.physics.step import prefill
 from tokenomics.serving.tiers import (
@@ -590,6 +590,15 @@ def _session_kv(dep: Deployment, context_tokens: Any, kv_bytes: Any) -> tuple[fl
     return C, K
 
 
+def _one_copy(dep: Deployment, C: float, K: float) -> float:
+    """One copy of the session's KV [B] (what a tier holds): the HBM bytes over the KV
+    replication, or, for a model whose layer shapes replicate differently (Gemma 4's full
+    layers, :meth:`~tokenomics.Deployment.kv_replication_of`), each shape's own bytes."""
+    if dep.model.global_attention is None:
+        return K / dep.kv_replication
+    return float(group_kv_bytes(dep.model, C, dep.kv_dtype))
+
+
 def _holding_prices(hw: Hardware, t: Tier, pr: RetentionPrices) -> tuple[float, float, float]:
     """Device-hour price [USD/hour] and the HBM and tier holding costs [USD/B/s]."""
     p_hour = (rental_usd_per_hour(hw) if pr.usd_per_device_hour is None
@@ -743,7 +752,8 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
     p_hour, h_H, h_T = _holding_prices(hw, t, pr)
     t_r, t_c, R_r, R_c, m = _miss_events(dep, t, C, K, p_hour, pr)
     c_H = h_H * K
-    c_T = h_T * K / dep.kv_replication
+    K1 = _one_copy(dep, C, K)
+    c_T = h_T * K1
     t1, t2, cost, grid, curve = _cheapest_t1_t2(g, c_H, c_T, R_r, R_c)
     F1, F2 = float(g.cdf(t1)), float(g.cdf(t2))
     thr_h = (c_H - c_T) / R_r if R_r > 0 else math.inf
@@ -755,7 +765,7 @@ def retention_policy(dep: Deployment, context_tokens: Any = None, *, kv_bytes: A
         tier=t.name, kv_bytes=K, hbm_usd_per_s=c_H, tier_usd_per_s=c_T, reload_s=t_r,
         recompute_s=t_c, reload_usd=R_r, recompute_usd=R_c, miss_usd=m,
         hbm_hazard_threshold_per_s=thr_h, drop_hazard_threshold_per_s=thr_d,
-        t_grid_s=grid, cost_curve_usd=curve, gap=g, tier_kv_bytes=K / dep.kv_replication,
+        t_grid_s=grid, cost_curve_usd=curve, gap=g, tier_kv_bytes=K1,
         hbm_capacity_bytes=n * hw.mem_usable_bytes,
         tier_capacity_bytes=n * t.capacity_per_gpu_bytes)
 
