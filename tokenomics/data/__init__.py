@@ -25,6 +25,8 @@ Modules
     A device's dated catalog prices: the latest rental of a tier, on or before a date.
 ``specs``
     Frozen specifications: hardware and its prices, model architecture.
+``layers``
+    The shapes of a model's layers: attention, linear attention, mixture of experts.
 ``systems``
     Racks, pods and supernodes: a count of one catalog device and how its domain is wired.
 ``user_catalog``
@@ -49,6 +51,7 @@ _EXPORTS = {
     "gemma4_model": ".hf_gemma4",
     "GEMMA4_DEFAULTS": ".hf_gemma4",
     "router_params_per_layer": ".counts",
+    "per_layer_embedding_params": ".counts",
     "dsa_indexer_params_per_layer": ".counts",
     "linear_attention_params_per_layer": ".counts",
     "ffn_params": ".counts",
@@ -120,9 +123,10 @@ _EXPORTS = {
     "latest_rental": ".rentals",
     "latest_purchase": ".rentals",
     "rentals_listed": ".rentals",
-    "Attention": ".specs",
-    "LinearAttention": ".specs",
-    "MoE": ".specs",
+    "Attention": ".layers",
+    "LinearAttention": ".layers",
+    "MoE": ".layers",
+    "check_whole": ".layers",
     "Model": ".specs",
     "Efficiency": ".efficiency",
     "ROOFLINE": ".efficiency",
@@ -151,6 +155,6 @@ _EXPORTS = {
     "request_lengths": ".lengths",
     "request_lengths_table": ".lengths",
 }
-_MODULES = ('bibliography', 'boundary', 'catalog', 'counts', 'deployment', 'display', 'peaks', 'hf_config', 'hf_gemma4', 'interconnect', 'kinds', 'rentals', 'schema', 'specs', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
+_MODULES = ('bibliography', 'boundary', 'catalog', 'counts', 'deployment', 'display', 'peaks', 'hf_config', 'hf_gemma4', 'interconnect', 'kinds', 'rentals', 'schema', 'specs', 'layers', 'systems', 'user_catalog', 'workload', 'lengths', 'efficiency',)
 
 __getattr__, __dir__, __all__ = attach(__name__, globals(), _EXPORTS, _MODULES)

@@ -36,12 +36,15 @@ from tokenomics.core.errors import CatalogError, TokenomicsError
 from tokenomics.data.specs import Attention, Model
 
 
-def attention_params_per_layer(model: Model, attention: Attention | None = None) -> float:
+def attention_params_per_layer(model: Model, attention: Attention | None = None,
+                               kv_shared: bool = False) -> float:
     """Attention parameters of one layer [parameters] (projections, biases, norms, sinks).
 
     ``attention`` is the layer's shape, default ``model.attention`` (a model with
     ``global_attention`` has a second shape for its full layers: :func:`attention_params`
-    sums both). With ``k_eq_v`` the layer has no value projection.
+    sums both). With ``k_eq_v`` the layer has no value projection; a ``kv_shared`` layer
+    (:attr:`~tokenomics.data.specs.Model.layer_kv_shared`) has neither key nor value
+    projection nor key norm.
 
     Examples
     --------
@@ -76,6 +79,9 @@ def attention_params_per_layer(model: Model, attention: Attention | None = None)
         n += h
     if a.qk_norm:      # per head (2d), or over the whole projections (MiniMax-M2)
         n += (a.num_q_heads + a.num_kv_heads) * a.head_dim if a.qk_norm_full else 2 * a.head_dim
+    if kv_shared:      # queries only: no K/V projections (and biases), no key norm
+        n -= h * kv_out + (kv_out if a.qkv_bias else 0)
+        n -= (a.num_kv_heads * a.head_dim if a.qk_norm_full else a.head_dim) if a.qk_norm else 0
     if a.sinks:
         n += a.num_q_heads
     if a.output_gate:
@@ -94,8 +100,10 @@ def attention_params(model: Model) -> float:
     >>> attention_params(model("llama-3.1-70b")) / 80   # one shape: 80 layers alike
     150994944.0
     """
-    return float(sum(attention_params_per_layer(model, a) * n
-                     for a, n in model.attention_shapes()))
+    own = sum(attention_params_per_layer(model, a) * n
+              for a, n in model.attention_shapes(storing=True))
+    return float(own + sum(attention_params_per_layer(model, a, kv_shared=True) * n
+                           for a, n in model.shared_attention_shapes() if n))
 
 
 def dsa_indexer_params_per_layer(model: Model) -> float:
@@ -189,7 +197,8 @@ def component_params(model: Model) -> dict[str, float]:
     The keys are those of :func:`tokenomics.physics.params.param_breakdown`, which wraps this
     for catalog ids and adds ``to_frame()``: ``embedding``, ``lm_head`` (0 when tied),
     ``attention``, ``linear_attention``, ``norms``, ``dense_ffn``, ``router``,
-    ``shared_experts``, ``routed_experts``.
+    ``shared_experts``, ``routed_experts``, ``per_layer_embedding`` and
+    ``per_layer_projection`` (:func:`per_layer_embedding_params`).
 
     Examples
     --------
@@ -208,10 +217,11 @@ def component_params(model: Model) -> dict[str, float]:
         # a layer without an FFN block lacks that block's pre-norm
         "norms": float(norm_size * (model.norms_per_layer * L + 1
                                     - model.norms_per_layer // 2 * model.num_ffnless_layers)),
-        "dense_ffn": ffn_params(model, model.intermediate_size) * model.num_dense_layers,
+        "dense_ffn": float(sum(ffn_params(model, w) * n for w, n in model.dense_ffn_widths())),
         "router": 0.0,
         "shared_experts": 0.0,
         "routed_experts": 0.0,
+        **per_layer_embedding_params(model),
     }
     if model.moe is not None and model.num_moe_layers:
         m = model.moe
@@ -221,6 +231,27 @@ def component_params(model: Model) -> dict[str, float]:
             m.num_shared_experts * ffn_params(model, m.shared_intermediate_size) * nl)
         out["routed_experts"] = m.num_experts * expert_params(model) * nl
     return out
+
+
+def per_layer_embedding_params(model: Model) -> dict[str, float]:
+    """Parameters of per-layer embeddings (Gemma 4 E2B/E4B) [parameters]:
+    ``per_layer_embedding``, the table :math:`V_p L p`, and ``per_layer_projection``, the
+    embedding's projection to the layers' inputs :math:`h L p` with its norm :math:`p`,
+    plus in each layer a gate :math:`h p`, a projection back :math:`p h` and a norm
+    :math:`h`; both 0 without them.
+
+    References
+    ----------
+    .. [1] Hugging Face transformers, ``models/gemma4/modeling_gemma4.py`` (commit c308a309):
+       ``embed_tokens_per_layer``, ``per_layer_model_projection``,
+       ``per_layer_projection_norm``, and per layer ``per_layer_input_gate``,
+       ``per_layer_projection``, ``post_per_layer_input_norm``.
+    """
+    p, L, h = model.per_layer_input_size, model.num_layers, model.hidden_size
+    if not p:
+        return {"per_layer_embedding": 0.0, "per_layer_projection": 0.0}
+    return {"per_layer_embedding": float(model.per_layer_vocab_size * L * p),
+            "per_layer_projection": float(h * L * p + p + L * (2 * h * p + h))}
 
 
 def router_params_per_layer(model: Model) -> float:
@@ -235,7 +266,8 @@ def router_params_per_layer(model: Model) -> float:
 
 
 def counted_params(model: Model, active: bool = False, include_embedding: bool = True,
-                   include_lm_head: bool = True) -> float:
+                   include_lm_head: bool = True,
+                   include_per_layer_embedding: bool = True) -> float:
     """Parameters of the main model as its fields give them [parameters].
 
     The sum of :func:`component_params`; with ``active`` the routed experts count ``top_k`` of
@@ -249,7 +281,8 @@ def counted_params(model: Model, active: bool = False, include_embedding: bool =
     405.9
     """
     for name, v in (("active", active), ("include_embedding", include_embedding),
-                    ("include_lm_head", include_lm_head)):
+                    ("include_lm_head", include_lm_head),
+                    ("include_per_layer_embedding", include_per_layer_embedding)):
         V.flag(v, name)
     b = component_params(model)
     total = sum(b.values())
@@ -259,6 +292,8 @@ def counted_params(model: Model, active: bool = False, include_embedding: bool =
         total += m.top_k * expert_params(model) * model.num_moe_layers
     if not include_embedding:
         total -= b["embedding"]
+    if not include_per_layer_embedding:
+        total -= b["per_layer_embedding"]
     if not include_lm_head:
         total -= b["lm_head"]
     return float(total)
@@ -296,11 +331,14 @@ def check_official_params(model: Model, tolerance: float = OFFICIAL_PARAMS_TOLER
                               f"{type(model).__name__}")
     V.fraction(tolerance, "tolerance")
     where = model.path or model.id
-    pairs = (("total_params", model.official_total_params, counted_params(model)),
+    ple = model.official_total_include_per_layer_embedding
+    pairs = (("total_params", model.official_total_params,
+              counted_params(model, include_per_layer_embedding=ple)),
              ("active_params", model.official_active_params,
               counted_params(model, active=True,
                           include_embedding=model.official_active_include_embedding,
-                          include_lm_head=model.official_active_include_lm_head)))
+                          include_lm_head=model.official_active_include_lm_head,
+                          include_per_layer_embedding=ple)))
     for field, stated, counted in pairs:
         if stated is None or counted <= 0:
             continue

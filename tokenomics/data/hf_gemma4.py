@@ -12,10 +12,14 @@ shared expert of that width (the model card's "1 shared expert": the same parame
 FLOPs), and a router with learned input and per-expert scales
 (:attr:`~tokenomics.data.specs.MoE.router_scales`).
 
-Two mechanisms of the small sizes (E2B, E4B) are not modelled, and a config that uses them
-is refused with a :class:`~tokenomics.core.errors.CatalogError` rather than approximated:
-KV shared across the last ``num_kv_shared_layers`` layers, and per-layer embeddings
-(``hidden_size_per_layer_input``).
+The small sizes (E2B, E4B) add three mechanisms, each read into its own field: the last
+``num_kv_shared_layers`` layers compute their queries only and attend to the KV of the last
+earlier layer of their kind (:attr:`~tokenomics.data.specs.Model.layer_kv_shared`; the source
+layer keeps its own span, so a sliding source holds its window), E2B's
+``use_double_wide_mlp`` doubles those layers' FFN
+(:attr:`~tokenomics.data.specs.Model.kv_shared_ffn_scale`), and per-layer embeddings
+(``hidden_size_per_layer_input``: :attr:`~tokenomics.data.specs.Model.per_layer_input_size`),
+whose table Google's "effective" parameter counts leave out.
 
 Notes
 -----
@@ -133,6 +137,7 @@ def gemma4_model(r: Any, top: Mapping[str, Any], ident: tuple[str, str],
         tie_word_embeddings=tie,
         weight_dtype=wd, expert_dtype=ed, embedding_dtype=emb if emb != wd else None,
         model_type=str(cfg.get("model_type", "gemma4_text")), family="gemma4",
+        **_small_size_fields(r, L),
         notes="; ".join(notes), config=dict(top))
 
 
@@ -146,18 +151,26 @@ def _flag(r: Any, key: str, default: bool) -> bool:
     return v
 
 
+def _small_size_fields(r: Any, L: int) -> dict[str, Any]:
+    """E2B/E4B's mechanisms as Model fields: the last ``num_kv_shared_layers`` layers read
+    an earlier layer's KV (``layer_kv_shared``), with ``use_double_wide_mlp`` their FFN is
+    twice as wide, and ``hidden_size_per_layer_input`` adds per-layer embeddings."""
+    n = r.opt("num_kv_shared_layers", 0)
+    if n >= L:
+        raise CatalogError(f"{r.where}: num_kv_shared_layers={n} leaves no layer of the "
+                           f"{L} to keep a KV the others could read")
+    p = r.opt("hidden_size_per_layer_input", 0)
+    wide = _flag(r, "use_double_wide_mlp", False)
+    return {"layer_kv_shared": tuple(i >= L - n for i in range(L)) if n else (),
+            "kv_shared_ffn_scale": 2 if wide and n else 1,
+            "per_layer_input_size": p,
+            "per_layer_vocab_size": r.opt("vocab_size_per_layer_input",
+                                          r.int("vocab_size")) if p else 0,
+            "official_total_include_per_layer_embedding": not p}
+
+
 def _refuse_unmodelled(r: Any) -> None:
-    """KV sharing and per-layer embeddings (Gemma 4 E2B/E4B) are refused, not guessed."""
-    if r.opt("num_kv_shared_layers", 0):
-        raise CatalogError(
-            f"{r.where}: num_kv_shared_layers={r.cfg['num_kv_shared_layers']!r}: layers that "
-            "reuse an earlier layer's KV (Gemma 4 E2B/E4B) are not modelled; the reader "
-            "would count their caches and projections twice")
-    if r.opt("hidden_size_per_layer_input", 0):
-        raise CatalogError(
-            f"{r.where}: hidden_size_per_layer_input="
-            f"{r.cfg['hidden_size_per_layer_input']!r}: per-layer embeddings (Gemma 4 "
-            "E2B/E4B) are not modelled")
+    """Biases on the projections are in no Gemma 4 and are refused, not guessed."""
     if r.cfg.get("attention_bias"):
         raise CatalogError(f"{r.where}: attention_bias: Gemma 4's projections have no biases "
                            "in transformers; a config with them is not a Gemma 4 this reader "

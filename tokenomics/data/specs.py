@@ -23,9 +23,18 @@ from tokenomics.core.errors import NotPublishedError, TokenomicsError
 from tokenomics.core.units import as_magnitude, coerce_fields
 from tokenomics.data.display import entry_html, hardware_repr, model_repr
 from tokenomics.data.efficiency import ROOFLINE, Efficiency  # noqa: F401  (re-exported)
+from tokenomics.data.layers import (  # noqa: F401  (re-exported: their first home)
+    LINEAR_KINDS,
+    MAX_LAYERS,
+    MAX_WIDTH,
+    Attention,
+    AttentionKind,
+    LinearAttention,
+    MoE,
+    check_whole,
+)
 from tokenomics.data.peaks import checked_quoted, with_quoted_peaks
 
-AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
 WindowKind = Literal["full", "sliding", "chunked"]
 
 
@@ -328,203 +337,6 @@ class Hardware:
 # --------------------------------------------------------------------------------------------
 # Model
 # --------------------------------------------------------------------------------------------
-#: Plausibility bounds of a model's shape: most layers, widest dimension (hidden size, heads,
-#: head width). Larger values are typos (1e30) or attacks (10**12 layers), not models.
-MAX_LAYERS = 10_000
-MAX_WIDTH = 1_000_000
-
-
-def _whole(v: Any, what: str, lo: int, hi: float) -> None:
-    """Raise unless ``v`` is a whole number in [lo, hi] (not a bool)."""
-    ok = not isinstance(v, bool) and isinstance(v, (int, np.integer)) and lo <= v <= hi
-    if not ok:
-        raise TokenomicsError(f"{what} must be a whole number from {lo} to {hi:,}, got {v!r}")
-
-
-@dataclass(frozen=True)
-class Attention:
-    """Attention block shape (one layer).
-
-    Attributes
-    ----------
-    kind : {"MHA", "GQA", "MQA", "MLA"}
-    num_q_heads, num_kv_heads : int
-        For MLA ``num_kv_heads`` is the nominal head count of the up-projected K/V.
-    head_dim : int
-        Query/key head dimension (MLA: ``qk_nope_head_dim + qk_rope_head_dim``).
-    v_head_dim : int
-        Value head dimension.
-    q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim : int
-        MLA ranks (0 when not MLA; ``q_lora_rank`` 0 means a direct query projection).
-    qkv_bias, o_bias, qk_norm, sinks : bool
-        Parameters that add to the count: projection biases, per-head Q/K norms, and
-        gpt-oss's learned per-head attention sinks.
-    qk_norm_full : bool
-        With ``qk_norm``, one norm over the whole projected query and key (MiniMax-M2's
-        ``qk_norm_type = "per_layer"``): :math:`(n_q + n_{kv}) d` scales instead of the
-        per-head :math:`2 d`.
-    output_gate : bool
-        A sigmoid output gate per query channel (Qwen3-Next's gated attention): the query
-        projection is twice as wide, :math:`2 n_q d`.
-    index_n_heads, index_head_dim, index_topk : int
-        DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2-Exp): heads
-        :math:`H_I`, key width :math:`d_I` (one index key of :math:`d_I` elements cached per
-        token per layer) and the :math:`k` cached tokens each query attends to; 0 without DSA.
-    k_eq_v : bool
-        Keys double as values (Gemma 4's full-attention layers, ``attention_k_eq_v``): no
-        value projection, the values are the key projection's output (normalised, not
-        rotated). The cache still holds both, keys rotated and values not, so the KV bytes
-        per token are those of separate K and V; only the parameters and the projection's
-        FLOPs lose the value projection. Needs ``v_head_dim == head_dim``.
-    """
-
-    kind: AttentionKind
-    num_q_heads: int
-    num_kv_heads: int
-    head_dim: int
-    v_head_dim: int
-    q_lora_rank: int = 0
-    kv_lora_rank: int = 0
-    qk_rope_head_dim: int = 0
-    qk_nope_head_dim: int = 0
-    qkv_bias: bool = False
-    o_bias: bool = False
-    qk_norm: bool = False
-    sinks: bool = False
-    output_gate: bool = False
-    qk_norm_full: bool = False
-    index_n_heads: int = 0
-    index_head_dim: int = 0
-    index_topk: int = 0
-    k_eq_v: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("num_q_heads", "num_kv_heads", "head_dim", "v_head_dim"):
-            _whole(getattr(self, name), f"attention {name}", 1, MAX_WIDTH)
-        if self.k_eq_v and (self.kind == "MLA" or self.v_head_dim != self.head_dim):
-            raise TokenomicsError(
-                f"attention k_eq_v (keys used as values) needs a non-MLA attention with "
-                f"v_head_dim == head_dim, got {self.kind} with {self.v_head_dim} and "
-                f"{self.head_dim}")
-        for name in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-                     "index_n_heads", "index_head_dim", "index_topk"):
-            _whole(getattr(self, name), f"attention {name}", 0, MAX_WIDTH)
-
-    @property
-    def is_sparse(self) -> bool:
-        """True for DeepSeek Sparse Attention (a lightning indexer picks ``index_topk`` keys)."""
-        return self.index_topk > 0
-
-    @property
-    def group_size(self) -> float:
-        """Query heads per stored KV head (MLA: all query heads share one latent)."""
-        if self.kind == "MLA":
-            return float(self.num_q_heads)
-        return self.num_q_heads / self.num_kv_heads
-
-
-#: The linear-attention recurrences a :class:`LinearAttention` may be.
-LINEAR_KINDS = ("gated_deltanet", "mamba2")
-
-
-@dataclass(frozen=True)
-class LinearAttention:
-    """A linear-attention (state-space) block's shape, one layer: Gated DeltaNet (Qwen3-Next)
-    or Mamba-2 (Nemotron-H).
-
-    Mamba-2 maps onto the same shape: its ``n_groups`` groups of ``ssm_state_size`` play the
-    key heads (B and C are per group, as k and q are per key head), its ``mamba_num_heads``
-    heads of ``mamba_head_dim`` the value heads; the state is one :math:`d_k \\times d_v`
-    matrix per value head in both.
-
-    Attributes
-    ----------
-    num_k_heads, num_v_heads : int
-        Key (and query) heads :math:`n_k`, value heads :math:`n_v`
-        (``linear_num_key_heads``, ``linear_num_value_heads``).
-    head_k_dim, head_v_dim : int
-        :math:`d_k`, :math:`d_v` (``linear_key_head_dim``, ``linear_value_head_dim``).
-    conv_kernel : int
-        Width :math:`K` of the short causal convolution (``linear_conv_kernel_dim``).
-    kind : {"gated_deltanet", "mamba2"}
-        Which recurrence (they differ in FLOPs per token and in their projections).
-    state_dtype : str or None
-        Format the recurrent state is kept in when it differs from the activations (Mamba-2
-        checkpoints state ``mamba_ssm_cache_dtype = "float32"``); None: the activation format.
-    conv_bias : bool
-        A bias on the convolution (Mamba-2's ``use_conv_bias``).
-
-    Notes
-    -----
-    The layer keeps a fixed state per sequence instead of a KV cache:
-    :func:`tokenomics.physics.formulas.gdn_state_elements_per_layer`.
-    """
-
-    num_k_heads: int
-    num_v_heads: int
-    head_k_dim: int
-    head_v_dim: int
-    conv_kernel: int
-    kind: str = "gated_deltanet"
-    state_dtype: str | None = None
-    conv_bias: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "conv_kernel"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise TokenomicsError(f"linear attention {name} must be a positive integer, "
-                                      f"got {v!r}")
-        if self.kind not in LINEAR_KINDS:
-            raise TokenomicsError(f"linear attention kind must be one of {LINEAR_KINDS}, got "
-                                  f"{self.kind!r}")
-        if self.state_dtype is not None:
-            dtype(self.state_dtype)
-
-
-@dataclass(frozen=True)
-class MoE:
-    """Mixture-of-experts FFN shape (one MoE layer).
-
-    Attributes
-    ----------
-    num_experts : int
-        Routed experts E.
-    top_k : int
-        Routed experts per token k.
-    expert_intermediate_size : int
-        Hidden width of one routed expert.
-    num_shared_experts : int
-        Always-active experts.
-    shared_intermediate_size : int
-        Hidden width of one shared expert.
-    router_bias : bool
-        A bias per expert in the router (DeepSeek's correction bias, gpt-oss).
-    expert_bias : bool
-        Biases inside each expert (gpt-oss).
-    n_group, topk_group : int
-        Group-limited routing (DeepSeek-V3's ``n_group`` 8 / ``topk_group`` 4): the experts
-        fall in ``n_group`` groups and a token's ``top_k`` experts come from at most
-        ``topk_group`` of them; 0 where the router is not group-limited. Placed one group
-        per scale-up domain or fewer, a token crosses to at most ``topk_group`` domains.
-    router_scales : bool
-        Learned scales around the router (Gemma 4's ``Gemma4TextRouter``): one per hidden
-        dimension on its input and one per expert on its output weights, :math:`h + E`
-        parameters a layer beside the :math:`E h` projection.
-    """
-
-    num_experts: int
-    top_k: int
-    expert_intermediate_size: int
-    num_shared_experts: int = 0
-    shared_intermediate_size: int = 0
-    router_bias: bool = False
-    expert_bias: bool = False
-    n_group: int = 0
-    topk_group: int = 0
-    router_scales: bool = False
-
-
 @dataclass(frozen=True)
 class Model:
     """A decoder-only transformer architecture.
@@ -582,6 +394,24 @@ class Model:
         (``attention``): Gemma 4's global layers have 512-wide heads, a quarter of the KV
         heads and keys as values. None (the default): every softmax-attention layer has
         ``attention``. :meth:`attention_for` picks a layer group's.
+    layer_kv_shared : tuple of bool
+        Per layer, True for a layer that computes its queries only and attends to the keys
+        and values of an earlier layer of the same span (Gemma 4 E2B/E4B: the last
+        ``num_kv_shared_layers``): it has no key or value projection (nor key norm), stores
+        and writes no KV, and reads its source's. Empty (the default): every layer keeps
+        its own.
+    kv_shared_ffn_scale : int
+        FFN width multiple on the KV-shared layers (Gemma 4 E2B's ``use_double_wide_mlp``:
+        2); 1 by default.
+    per_layer_input_size, per_layer_vocab_size : int
+        Per-layer embeddings (Gemma 4 E2B/E4B, ``hidden_size_per_layer_input``,
+        ``vocab_size_per_layer_input``): a table of ``per_layer_vocab_size`` rows of
+        ``num_layers x per_layer_input_size`` gathered per token, a projection of the
+        embedding to the same width, and in each layer a gate and a projection back to the
+        hidden size that add each layer's slice to the residual. 0: none.
+    official_total_include_per_layer_embedding : bool
+        Whether the vendor's counts include the per-layer embedding table (Gemma 4's
+        "effective" parameters leave it out).
     """
 
     id: str
@@ -617,6 +447,11 @@ class Model:
     linear_attention: LinearAttention | None = None
     layer_has_ffn: tuple[bool, ...] = ()
     global_attention: Attention | None = None
+    layer_kv_shared: tuple[bool, ...] = ()
+    kv_shared_ffn_scale: int = 1
+    per_layer_input_size: int = 0
+    per_layer_vocab_size: int = 0
+    official_total_include_per_layer_embedding: bool = True
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     config: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -637,9 +472,9 @@ class Model:
                     f"model {self.id!r}: {name} has {len(seq)} entries, expected num_layers={n}")
         for name, top in (("num_layers", MAX_LAYERS), ("hidden_size", MAX_WIDTH),
                           ("vocab_size", 10**8), ("max_context", 10**9)):
-            _whole(getattr(self, name), f"model {self.id!r}: {name}", 1, top)
+            check_whole(getattr(self, name), f"model {self.id!r}: {name}", 1, top)
         if self.num_dense_layers:
-            _whole(self.intermediate_size, f"model {self.id!r}: intermediate_size (the "
+            check_whole(self.intermediate_size, f"model {self.id!r}: intermediate_size (the "
                    f"{self.num_dense_layers} dense layers' FFN width)", 1, 16 * MAX_WIDTH)
         if self.layer_is_linear and len(self.layer_is_linear) != n:
             raise TokenomicsError(
@@ -655,6 +490,17 @@ class Model:
         if any(self.layer_is_linear) and self.linear_attention is None:
             raise TokenomicsError(f"model {self.id!r}: linear-attention layers given but no "
                                   "LinearAttention spec")
+        self._check_shapes()
+        if any(self.layer_is_moe) and self.moe is None:
+            raise TokenomicsError(f"model {self.id!r}: MoE layers given but no MoE spec")
+        dtype(self.weight_dtype)
+        if self.expert_dtype is not None:
+            dtype(self.expert_dtype)
+        if self.embedding_dtype is not None:
+            dtype(self.embedding_dtype)
+
+    def _check_shapes(self) -> None:
+        """The full layers' own shape, KV sharing and per-layer embeddings hold together."""
         if self.global_attention is not None and not isinstance(self.global_attention,
                                                                 Attention):
             raise TokenomicsError(f"model {self.id!r}: global_attention must be an Attention "
@@ -666,13 +512,76 @@ class Model:
             raise TokenomicsError(
                 f"model {self.id!r}: global_attention (the full layers' own shape) needs a "
                 f"non-MLA model with both windowed and full-attention layers")
-        if any(self.layer_is_moe) and self.moe is None:
-            raise TokenomicsError(f"model {self.id!r}: MoE layers given but no MoE spec")
-        dtype(self.weight_dtype)
-        if self.expert_dtype is not None:
-            dtype(self.expert_dtype)
-        if self.embedding_dtype is not None:
-            dtype(self.embedding_dtype)
+        self._check_kv_sharing()
+        for name in ("per_layer_input_size", "per_layer_vocab_size"):
+            check_whole(getattr(self, name), f"model {self.id!r}: {name}", 0, 10**8)
+        if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
+            raise TokenomicsError(f"model {self.id!r}: per-layer embeddings need both "
+                                  f"per_layer_input_size and per_layer_vocab_size (or neither)")
+
+    def _check_kv_sharing(self) -> None:
+        """``layer_kv_shared`` has one entry a layer, marks no linear layer, and every shared
+        layer has an earlier layer of its span that keeps its own KV; the FFN scale is a
+        whole number from 1, above 1 only with shared layers and unbiased FFNs."""
+        flags = self.layer_kv_shared
+        check_whole(self.kv_shared_ffn_scale, f"model {self.id!r}: kv_shared_ffn_scale", 1, 16)
+        if self.kv_shared_ffn_scale > 1 and (not any(flags) or self.ffn_bias):
+            raise TokenomicsError(f"model {self.id!r}: kv_shared_ffn_scale above 1 needs "
+                                  "KV-shared layers and an FFN without biases")
+        if not flags:
+            return
+        if self.attention.kind == "MLA" or self.attention.is_sparse:
+            raise TokenomicsError(f"model {self.id!r}: KV-shared layers are modelled for "
+                                  "MHA/GQA/MQA attention, not MLA or sparse attention")
+        if len(flags) != self.num_layers:
+            raise TokenomicsError(f"model {self.id!r}: layer_kv_shared has {len(flags)} "
+                                  f"entries, expected num_layers={self.num_layers}")
+        linear = self.layer_is_linear or (False,) * self.num_layers
+        seen: set[tuple[str, int]] = set()
+        for i, (shared, lin, w, k) in enumerate(zip(flags, linear, self.layer_window,
+                                                     self.layer_window_kind, strict=True)):
+            key = ("full", 0) if w <= 0 else (k, w)
+            if shared and (lin or key not in seen):
+                raise TokenomicsError(
+                    f"model {self.id!r}: layer {i} is marked KV-shared but no earlier "
+                    f"softmax-attention layer of its span ({key[0]}, {key[1]}) keeps a KV "
+                    f"it could read")
+            if not shared and not lin:
+                seen.add(key)
+
+    def dense_ffn_widths(self) -> list[tuple[int, int]]:
+        """(width, layers) of the dense FFNs: ``intermediate_size`` on the dense layers, and
+        ``kv_shared_ffn_scale`` times it on those that are KV-shared where that scale is
+        above 1 (Gemma 4 E2B)."""
+        if self.kv_shared_ffn_scale == 1 or not self.num_dense_layers:
+            return [(self.intermediate_size, self.num_dense_layers)]
+        has_ffn = self.layer_has_ffn or (True,) * self.num_layers
+        wide = sum(1 for sh, moe, f in zip(self.layer_kv_shared, self.layer_is_moe, has_ffn,
+                                           strict=True) if sh and f and not moe)
+        return [(self.intermediate_size, self.num_dense_layers - wide),
+                (self.intermediate_size * self.kv_shared_ffn_scale, wide)]
+
+    @property
+    def num_kv_shared_layers(self) -> int:
+        """Layers that read an earlier layer's KV instead of keeping their own."""
+        return int(sum(self.layer_kv_shared))
+
+    def kv_shared_counts(self) -> dict[tuple[str, float], int]:
+        """KV-shared layers per (kind, window) group of :meth:`window_groups` (window
+        ``inf`` for full layers); empty without KV sharing."""
+        out: dict[tuple[str, float], int] = {}
+        for shared, w, k in zip(self.layer_kv_shared, self.layer_window,
+                                self.layer_window_kind, strict=False):
+            if shared:
+                key = ("full", math.inf) if w <= 0 else (k, float(w))
+                out[key] = out.get(key, 0) + 1
+        return out
+
+    def kv_groups(self) -> list[tuple[str, float, int]]:
+        """:meth:`window_groups` counting only the layers that keep their own KV (those a
+        cache holds and a step writes)."""
+        shared = self.kv_shared_counts()
+        return [(k, w, c - shared.get((k, w), 0)) for k, w, c in self.window_groups()]
 
     # Derived layer groupings, cached as arrays for vectorised use.
     @property
@@ -716,14 +625,22 @@ class Model:
             return self.global_attention
         return self.attention
 
-    def attention_shapes(self) -> list[tuple[Attention, int]]:
+    def attention_shapes(self, storing: bool = False) -> list[tuple[Attention, int]]:
         """(shape, softmax-attention layers of that shape): one entry, or two with
-        ``global_attention`` (the windowed layers' first)."""
+        ``global_attention`` (the windowed layers' first). With ``storing``, only the layers
+        that keep their own KV (not ``layer_kv_shared``)."""
+        groups = self.kv_groups() if storing else self.window_groups()
+        total = sum(c for _, _, c in groups)
         if self.global_attention is None:
-            return [(self.attention, self.num_attention_layers)]
-        full = sum(c for _, w, c in self.window_groups() if w == math.inf)
-        return [(self.attention, self.num_attention_layers - full),
-                (self.global_attention, full)]
+            return [(self.attention, total)]
+        full = sum(c for _, w, c in groups if w == math.inf)
+        return [(self.attention, total - full), (self.global_attention, full)]
+
+    def shared_attention_shapes(self) -> list[tuple[Attention, int]]:
+        """(shape, KV-shared layers of that shape) (:attr:`layer_kv_shared`)."""
+        full = self.attention_shapes()
+        own = self.attention_shapes(storing=True)
+        return [(a, n - m) for (a, n), (_, m) in zip(full, own, strict=True)]
 
     def window_groups(self) -> list[tuple[str, float, int]]:
         """Distinct (kind, window, layer count) groups of the softmax-attention layers.

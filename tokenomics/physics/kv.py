@@ -106,10 +106,12 @@ def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> float:
     70272.0
     >>> kv_bytes_per_token(model("qwen3-next-80b-a3b"))  # 12 full layers * 2*2*256 * 2 B
     24576.0
+
+    Layers that read an earlier layer's KV (``layer_kv_shared``) add nothing.
     """
     b = bytes_per_element(kv_dtype)
     return float(sum(kv_elements_per_token_per_layer(a) * b * n
-                     for a, n in model.attention_shapes()))
+                     for a, n in model.attention_shapes(storing=True)))
 
 
 def linear_state_bytes_per_sequence(model: Model, state_dtype: str = "bf16") -> float:
@@ -199,7 +201,7 @@ def group_kv_bytes(model: Model, context_tokens: Any, kv_dtype: str,
     c = np.asarray(context_tokens, dtype=float)
     b = bytes_per_element(kv_dtype)
     total: Any = 0.0
-    for _kind, w, n in model.window_groups():
+    for _kind, w, n in model.kv_groups():         # KV-shared layers keep none of their own
         a = model.attention_for(w)
         r = 1.0 if replication is None else replication(a)
         total = total + n * (kv_elements_per_token_per_layer(a) * b * r) * np.minimum(c, w)
@@ -244,7 +246,8 @@ def kv_cache_bytes(model: Model, context_tokens: Any, batch: Any = 1,
     -----
     :math:`\\text{bytes} = B (\\sum_\\ell s_\\ell \\min(C, W_\\ell) + S)` with :math:`s_\\ell` from
     :func:`kv_bytes_per_token_per_layer` (each layer at its own shape: :func:`kv_bytes_held`),
-    :math:`W_\\ell = \\infty` for full layers, the sum over softmax-attention layers, and :math:`S` the linear layers' fixed state per sequence
+    :math:`W_\\ell = \\infty` for full layers, the sum over softmax-attention layers, and
+    :math:`S` the linear layers' fixed state per sequence
     (:func:`linear_state_bytes_per_sequence`; 0 for most models).
 
     References

@@ -87,7 +87,7 @@ def weight_bytes(model: Model, dtype: str | None = None,  # noqa: A002 - public 
         embedding_dtype = model.embedding_dtype or model.weight_dtype
     b = param_breakdown(model)
     routed = b.pop("routed_experts")
-    table = b.pop("embedding") + b.pop("lm_head")
+    table = b.pop("embedding") + b.pop("lm_head") + b.pop("per_layer_embedding")
     return float(sum(b.values()) * bytes_per_element(wd) + routed * bytes_per_element(expert_dtype)
                  + table * bytes_per_element(embedding_dtype))
 
@@ -130,8 +130,9 @@ def weight_bytes_per_device(dep: Deployment) -> float:
     m = dep.model
     b = param_breakdown(m)
     w = bytes_per_element(dep.weight_dtype)
-    attn_like = ((b["attention"] + b["norms"]) * w
-                 + (b["embedding"] + b["lm_head"]) * bytes_per_element(dep.embedding_dtype))
+    attn_like = ((b["attention"] + b["norms"] + b["per_layer_projection"]) * w
+                 + (b["embedding"] + b["lm_head"] + b["per_layer_embedding"])
+                 * bytes_per_element(dep.embedding_dtype))
     mlp = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
     routed = b["routed_experts"] * redundancy_factor(dep) * bytes_per_element(dep.expert_dtype)
     return float((attn_like * dep.dp_attention + mlp * dep.mlp_copies + routed)
@@ -164,7 +165,7 @@ def activation_workspace_bytes_per_token(dep: Deployment) -> float:
     act = bytes_per_element(dep.act_dtype)
     widest = max(*(a.num_q_heads * a.head_dim + 2 * a.num_kv_heads * a.head_dim
                    for a, _ in m.attention_shapes()),
-                 2 * m.intermediate_size,
+                 2 * max(w for w, _ in m.dense_ffn_widths()),
                  2 * m.moe.top_k * m.moe.expert_intermediate_size if m.moe else 0)
     return float((4 * m.hidden_size + widest / dep.tp) * act)
 

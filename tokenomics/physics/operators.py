@@ -70,6 +70,7 @@ from tokenomics.physics.params import (
     expert_params,
     ffn_params,
     linear_attention_params_per_layer,
+    per_layer_embedding_params,
     router_params_per_layer,
 )
 
@@ -158,11 +159,25 @@ class _Step:
 
 
 def _embedding(dep: Deployment, s: _Step) -> OpCost:
-    """Gather of the step's N rows of the token table, at the embedding format."""
-    h = dep.model.hidden_size
+    """Gather of the step's N rows of the token table, at the embedding format; with
+    per-layer embeddings (Gemma 4 E2B/E4B) also the N rows of their table and the
+    projections that mix each layer's slice into the residual, one copy per attention
+    group (:func:`~tokenomics.physics.params.per_layer_embedding_params`)."""
+    m = dep.model
+    h = m.hidden_size
     wt = bytes_per_element(dep.embedding_dtype)
     act = bytes_per_element(dep.act_dtype)
-    return OpCost("embedding", s.zero, s.N * h * wt + s.zero, s.zero, s.N * h * act + s.zero)
+    gathered, flops, weights, io = h * wt, 0.0, 0.0, h * act
+    p = m.per_layer_input_size
+    if p:
+        L = m.num_layers
+        proj = per_layer_embedding_params(m)["per_layer_projection"]
+        gathered += L * p * wt                      # the token's row of the per-layer table
+        flops = 2.0 * (h * L * p + L * 2 * h * p)   # the projection in; each layer's gate, out
+        weights = dep.dp_attention * proj * bytes_per_element(dep.weight_dtype)
+        io += (h + 2 * L * p + L * 2 * (h + p)) * act
+    return OpCost("embedding", s.N * flops + s.zero, s.N * gathered + weights + s.zero,
+                  s.zero, s.N * io + s.zero)
 
 
 def _attention_projections(dep: Deployment, s: _Step) -> tuple[OpCost, OpCost]:
@@ -178,14 +193,17 @@ def _attention_projections(dep: Deployment, s: _Step) -> tuple[OpCost, OpCost]:
     act = bytes_per_element(dep.act_dtype)
     rep = float(dep.dp_attention)
     p_qkv = p_o = io_in = io_out = 0.0
-    for a, L in m.attention_shapes():
-        p_att = attention_params_per_layer(m, a)
+    shapes = [(a, L, False) for a, L in m.attention_shapes(storing=True)]
+    shapes += [(a, L, True) for a, L in m.shared_attention_shapes() if L]
+    for a, L, shared in shapes:
+        p_att = attention_params_per_layer(m, a, kv_shared=shared)
         o = a.num_q_heads * a.v_head_dim * h + (h if a.o_bias else 0)
         p_qkv, p_o = p_qkv + (p_att - o) * L, p_o + o * L
         # Outputs: the queries (and gate) plus what the cache stores (K and V, or MLA's
-        # latent; the key projection alone where the keys double as values).
+        # latent; the key projection alone where the keys double as values; nothing on a
+        # layer that reads an earlier layer's KV).
         q_out = a.num_q_heads * a.head_dim * (2 if a.output_gate else 1)
-        kv_out = (a.num_kv_heads * a.head_dim if a.k_eq_v
+        kv_out = (0 if shared else a.num_kv_heads * a.head_dim if a.k_eq_v
                   else F.kv_elements_per_token_per_layer(a))
         io_in += (h + q_out + kv_out) * L
         io_out += (a.num_q_heads * a.v_head_dim + h) * L
@@ -233,6 +251,7 @@ def _attention_core(dep: Deployment, s: _Step) -> OpCost:
     flops_core = s.zero.copy()
     kv_read = s.zero.copy()
     kv_write = att_io = 0.0
+    shared = m.kv_shared_counts()          # layers that read another's KV write none
     for kind, win, count in m.window_groups():
         a = m.attention_for(win)
         rep = dep.kv_replication_of(a)
@@ -251,7 +270,7 @@ def _attention_core(dep: Deployment, s: _Step) -> OpCost:
         flops_core = flops_core + B * per_seq * count
         kv_read = kv_read + B * count * (read * (kv_tok_layer - idx_tok_layer)
                                          + c * idx_tok_layer)
-        kv_write = kv_write + s.N * kv_tok_layer * count
+        kv_write = kv_write + s.N * kv_tok_layer * (count - shared.get((kind, win), 0))
         att_io = att_io + s.N * F.attention_io_elements_per_token(a) * act * count
     lin_flops, lin_bytes, lin_io = _linear_core(dep, s)
     return OpCost("attn_core", flops_core + lin_flops, s.zero, kv_read + kv_write + lin_bytes,
@@ -299,15 +318,17 @@ def _linear_core(dep: Deployment, s: _Step) -> tuple[Any, Any, Any]:
 
 def _dense_ffn(dep: Deployment, s: _Step) -> OpCost:
     """The dense FFN of the non-MoE layers (one copy per attention group, each read once a
-    step, with ``mlp_data_parallel``)."""
+    step, with ``mlp_data_parallel``); each width of
+    :meth:`~tokenomics.data.specs.Model.dense_ffn_widths` over its layers."""
     m = dep.model
-    h, Ld, inter, N = m.hidden_size, m.num_dense_layers, m.intermediate_size, s.N
+    h, N = m.hidden_size, s.N
     w = bytes_per_element(dep.weight_dtype) * dep.mlp_copies
     act = bytes_per_element(dep.act_dtype)
-    p_ffn = ffn_params(m, inter)
-    ffn_io = (2 * h + (3 if m.gated_ffn else 2) * inter) * act
-    return OpCost("ffn_dense", 2.0 * N * p_ffn * Ld, p_ffn * w * Ld + s.zero, s.zero,
-                  N * ffn_io * Ld)
+    p_all = io_all = 0.0
+    for inter, Ld in m.dense_ffn_widths():
+        p_all += ffn_params(m, inter) * Ld
+        io_all += (2 * h + (3 if m.gated_ffn else 2) * inter) * act * Ld
+    return OpCost("ffn_dense", 2.0 * N * p_all, p_all * w + s.zero, s.zero, N * io_all)
 
 
 def _moe(dep: Deployment, s: _Step) -> list[OpCost]:

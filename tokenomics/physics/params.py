@@ -29,6 +29,7 @@ from tokenomics.data.counts import (  # noqa: F401  (the 0.2 paths tokenomics.pa
     expert_params,
     ffn_params,
     linear_attention_params_per_layer,
+    per_layer_embedding_params,
     router_params_per_layer,
 )
 from tokenomics.data.specs import Model
@@ -77,7 +78,8 @@ def param_breakdown(model: Model) -> ParamBreakdown:
         ``lm_head`` (0 when tied),
         ``attention`` (softmax-attention layers), ``linear_attention`` (Gated DeltaNet
         layers), ``norms``, ``dense_ffn``, ``router``, ``shared_experts``,
-        ``routed_experts`` (all experts of all MoE layers).
+        ``routed_experts`` (all experts of all MoE layers), ``per_layer_embedding`` and
+        ``per_layer_projection`` (Gemma 4 E2B/E4B's per-layer embeddings; 0 elsewhere).
 
     References
     ----------
@@ -88,7 +90,7 @@ def param_breakdown(model: Model) -> ParamBreakdown:
 
 @inputs(model="model")
 def param_count(model: Model, active: bool = False, include_embedding: bool = True,
-                include_lm_head: bool = True) -> float:
+                include_lm_head: bool = True, include_per_layer_embedding: bool = True) -> float:
     """Number of parameters of the main model [parameters].
 
     Parameters
@@ -103,6 +105,9 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     include_lm_head : bool
         Count the (untied) LM head (default True); False for vendors' active counts that
         leave it out (Qwen3-Next, GLM-4.5).
+    include_per_layer_embedding : bool
+        Count a per-layer embedding table (Gemma 4 E2B/E4B; default True); False for
+        Google's "effective" parameters, which leave it out.
 
     Returns
     -------
@@ -119,4 +124,5 @@ def param_count(model: Model, active: bool = False, include_embedding: bool = Tr
     >>> round(param_count(model("llama-3.1-405b")) / 1e9, 1)  # Meta: 405B
     405.9
     """
-    return counted_params(model, active, include_embedding, include_lm_head)
+    return counted_params(model, active, include_embedding, include_lm_head,
+                          include_per_layer_embedding)

@@ -186,11 +186,14 @@ def _param_count(m: Any, ctx: Context) -> str | None:
     if not m.official_total_params:
         raise NotApplicable("no official total is stated")
     out = []
-    checks = [("total", tk.param_count(m), m.official_total_params)]
+    ple = m.official_total_include_per_layer_embedding     # Gemma 4's "effective" counts
+    checks = [("total", tk.param_count(m, include_per_layer_embedding=ple),
+               m.official_total_params)]
     if m.official_active_params:
         checks.append(("active", tk.param_count(
             m, active=True, include_embedding=m.official_active_include_embedding,
-            include_lm_head=m.official_active_include_lm_head), m.official_active_params))
+            include_lm_head=m.official_active_include_lm_head,
+            include_per_layer_embedding=ple), m.official_active_params))
     for what, got, stated in checks:
         allowed = max(PARAM_TOLERANCE * stated, _stated_rounding(stated))
         if abs(got - stated) > allowed:
@@ -225,7 +228,7 @@ def _kv_bytes(m: Any, ctx: Context) -> str | None:
 
     got = tk.kv_bytes_per_token(m, "bf16")
     want = 2.0 * sum(n * (_kv_expected_elements(a) + (a.index_head_dim if a.is_sparse else 0))
-                     for a, n in m.attention_shapes())
+                     for a, n in m.attention_shapes(storing=True))
     if not (got > 0):
         return f"KV bytes per token {got}"
     if not math.isclose(got, want, rel_tol=1e-9):
