@@ -1,4 +1,5 @@
-"""Gemma 4 (tokenomics/data/hf_gemma4.py): full layers of their own shape, keys as values.
+"""Gemma 4 (tokenomics/data/hf_gemma4.py): full layers of their own shape, keys as values,
+and the small sizes' KV-shared layers, double-wide FFNs and per-layer embeddings.
 
 Facts from transformers' converter (convert_gemma4_weights.py, commit 0f3f0632: the 31B
 and 26B-A4B variants) and modeling_gemma4.py (commit c308a309); published counts from the
@@ -98,14 +99,71 @@ def test_a_step_prices_the_full_layers_wider_heads():
     assert r.fits and 0 < r.time_s < 1
 
 
-def test_the_small_sizes_mechanisms_are_refused_not_approximated():
-    e4b = {"model_type": "gemma4_text", "hidden_size": 2560, "intermediate_size": 10240,
-           "num_hidden_layers": 42, "num_attention_heads": 8, "num_key_value_heads": 2,
-           "num_kv_shared_layers": 18, "hidden_size_per_layer_input": 256}
-    with pytest.raises(tk.CatalogError, match="num_kv_shared_layers=18"):
-        model_from_hf_config(e4b)
-    with pytest.raises(tk.CatalogError, match="per-layer embeddings"):
-        model_from_hf_config({**e4b, "num_kv_shared_layers": 0})
+E2B, E4B = tk.model("gemma-4-e2b"), tk.model("gemma-4-e4b")
+
+
+def test_e2b_count_by_hand_is_the_published_2_3b_effective():
+    # 35 layers, 4 sliding : 1 full (full at 4, 9, ..., 34); layers 15-34 read the KV of
+    # 13 / 14: of the 15 that keep their own, 12 sliding and 3 full; of the 20 sharing, 16
+    # and 4. MQA: 8 query heads, one KV head, 256 wide (sliding) or 512 (full).
+    h, V, p, L = 1536, 262_144, 256, 35
+    own_s = h * (8 * 256 + 256 + 256 + 8 * 256) + 2 * 256      # q, k, v, o, q/k norms
+    own_f = h * (8 * 512 + 512 + 512 + 8 * 512) + 2 * 512
+    shr_s = h * (8 * 256 + 8 * 256) + 256                      # queries only: q, o, q norm
+    shr_f = h * (8 * 512 + 8 * 512) + 512
+    ffn = 15 * 3 * h * 6144 + 20 * 3 * h * 12288               # double width on the 20
+    ple_proj = h * L * p + p + L * (2 * h * p + h)             # projection in, gate and out
+    effective = (12 * own_s + 3 * own_f + 16 * shr_s + 4 * shr_f + ffn + V * h
+                 + h * (4 * L + 1) + ple_proj)
+    assert effective == 2_279_759_104
+    assert tk.param_count(E2B, include_per_layer_embedding=False) == effective
+    assert tk.param_count(E2B) == effective + V * L * p          # the table: 2.35B more
+    assert effective == pytest.approx(2.3e9, rel=0.01)
+
+
+def test_only_the_layers_that_keep_a_kv_are_in_the_cache():
+    # E4B: layers 0-23 keep their own (20 sliding, 4 full), 2 KV heads; E2B: 0-14 (12, 3)
+    assert tk.kv_bytes_per_token(E4B) == 2 * (20 * 2 * 2 * 256 + 4 * 2 * 2 * 512) == 57_344
+    assert tk.kv_bytes_per_token(E2B) == 2 * (12 * 2 * 1 * 256 + 3 * 2 * 1 * 512) == 18_432
+    # at 8,192 tokens the 20 own sliding layers hold their 512-token window
+    assert tk.kv_cache_bytes(E4B, 8192) == 2 * (20 * 2 * 2 * 256 * 512 + 4 * 2 * 2 * 512 * 8192)
+
+
+def test_a_shared_layer_reads_its_source_kv_but_writes_none():
+    d = tk.Deployment(E2B, "l4")
+    core = next(o for o in step_costs(d, 1.0, 1.0, 100.0, 1.0) if o.name == "attn_core")
+    # every one of the 35 layers reads 100 cached tokens of 1 KV head; 15 write the new one
+    per_tok = {"s": 2 * 1 * 256 * 2, "f": 2 * 1 * 512 * 2}     # K and V, 2 B each
+    read = 100 * (28 * per_tok["s"] + 7 * per_tok["f"])
+    write = 12 * per_tok["s"] + 3 * per_tok["f"]
+    assert float(core.kv_bytes) == read + write
+    # and each layer attends over its 101 keys at its own width, shared or not
+    assert float(core.flops) == 101 * (28 * 2 * 8 * 512 + 7 * 2 * 8 * 1024)
+
+
+def test_per_layer_embeddings_are_gathered_rows_and_small_projections():
+    d = tk.Deployment(E4B, "l4")
+    emb = next(o for o in step_costs(d, 3.0, 1.0, 100.0, 1.0) if o.name == "embedding")
+    h, L, p = 2560, 42, 256
+    # 3 tokens: each gathers its 2,560-wide row and its 42 x 256-wide per-layer row (BF16)
+    proj = h * L * p + p + L * (2 * h * p + h)
+    assert float(emb.weight_bytes) == 3 * (h + L * p) * 2 + proj * 2
+    assert float(emb.flops) == 3 * 2 * (h * L * p + L * 2 * h * p)
+    # the table is held at the embedding format beside the rest
+    assert tk.weight_bytes(E4B) == 2 * tk.param_count(E4B)
+
+
+def test_sharing_needs_an_earlier_layer_to_read_and_a_config_that_leaves_one():
+    with pytest.raises(tk.TokenomicsError, match="no earlier"):
+        replace(E2B, layer_kv_shared=(True,) + (False,) * 34)
+    with pytest.raises(tk.TokenomicsError, match="kv_shared_ffn_scale"):
+        replace(E4B, kv_shared_ffn_scale=2, layer_kv_shared=())
+    cfg = {"model_type": "gemma4_text", "hidden_size": 1024, "intermediate_size": 4096,
+           "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4}
+    with pytest.raises(tk.CatalogError, match="leaves no layer"):
+        model_from_hf_config({**cfg, "num_kv_shared_layers": 8})
+    with pytest.raises(tk.CatalogError, match="use_double_wide_mlp must be true or false"):
+        model_from_hf_config({**cfg, "use_double_wide_mlp": "yes"})
 
 
 def test_defaults_and_the_last_layer_rule_follow_the_config_class():
