@@ -16,7 +16,7 @@ HARDWARE_UNITS = ("_tflop_per_s", "_gb", "_tb_per_s", "_flop_per_byte", "_mb",
 HARDWARE_COUNTS = {"scale_up_domain_size"}           # devices in one scale-up domain
 MODEL_UNITS = ("_b", "_bytes_per_token_bf16", "_tokens")  # billions of parameters, B, tokens
 MODEL_COUNTS = {"layers", "hidden_size", "q_heads", "kv_heads", "head_dim", "experts",
-                "top_k"}
+                "top_k", "full_kv_heads", "full_head_dim", "kv_layers"}
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +154,15 @@ def test_every_surface_reports_one_price_per_device_on_the_default_basis(capsys)
         assert shown and float(shown.group(1)) == pytest.approx(usd, abs=0.005), hw
         checked += 1
     assert checked >= 20
+
+
+def test_the_model_table_shows_each_layer_kind_and_the_layers_that_keep_a_kv(md):
+    # transformers' converter: Gemma 4 31B's full layers have 4 KV heads of 512 beside the
+    # sliding layers' 16 of 256; E2B's last 20 of 35 layers read an earlier layer's KV;
+    # Qwen3-Next keeps a KV in its 12 gated-attention layers only (36 Gated DeltaNet)
+    g = md.loc["gemma-4-31b"]
+    assert (g.kv_heads, g.head_dim, g.full_kv_heads, g.full_head_dim) == (16, 256, 4, 512)
+    assert md.loc["gemma-4-e2b", "kv_layers"] == 15
+    assert md.loc["qwen3-next-80b-a3b", "kv_layers"] == 12
+    ll = md.loc["llama-3.1-70b"]
+    assert (ll.full_kv_heads, ll.full_head_dim, ll.kv_layers) == (8, 128, 80)

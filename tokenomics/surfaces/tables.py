@@ -94,7 +94,9 @@ def model_table() -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by catalog ``id``; columns ``name``, ``attention``, ``layers``, ``hidden_size``, ``q_heads``,
-        ``kv_heads``, ``head_dim``, ``experts``, ``top_k``, ``params_total_b`` and
+        ``kv_heads``, ``head_dim``, ``full_kv_heads`` and ``full_head_dim`` (the full-attention
+        layers', where they have a shape of their own: Gemma 4), ``kv_layers`` (the layers that
+        keep a KV: not linear, not KV-shared), ``experts``, ``top_k``, ``params_total_b`` and
         ``params_active_b`` (computed, billions), ``official_total_b``,
         ``official_active_b``, ``kv_bytes_per_token_bf16`` (all layers full),
         ``max_context_tokens``, ``weight_dtype``, ``expert_dtype``, ``embedding_dtype`` (the
@@ -112,7 +114,11 @@ def model_table() -> pd.DataFrame:
         rows.append(dict(
             id=m.id, name=m.name, attention=a.kind, layers=m.num_layers,
             hidden_size=m.hidden_size, q_heads=a.num_q_heads, kv_heads=a.num_kv_heads,
-            head_dim=a.head_dim, experts=m.moe.num_experts if m.moe else 0,
+            head_dim=a.head_dim,
+            full_kv_heads=(m.global_attention or a).num_kv_heads,
+            full_head_dim=(m.global_attention or a).head_dim,
+            kv_layers=sum(n for _, n in m.attention_shapes(storing=True)),
+            experts=m.moe.num_experts if m.moe else 0,
             top_k=m.moe.top_k if m.moe else 0,
             params_total_b=param_count(m) / 1e9,
             params_active_b=param_count(m, active=True) / 1e9,
