@@ -91,8 +91,9 @@ def gemma4_model(r: Any, top: Mapping[str, Any], ident: tuple[str, str],
     Raises
     ------
     CatalogError
-        For KV shared across layers or per-layer embeddings (E2B, E4B), which are not
-        modelled, and for malformed keys, naming the file and key.
+        For malformed keys (flags that are not true/false, head widths below 1, top-k beyond
+        the experts, KV sharing that leaves no layer to share from, biases), naming the file
+        and key.
     """
     cfg, where = r.cfg, r.where
     _refuse_unmodelled(r)
