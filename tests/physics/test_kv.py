@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenomics as tk
@@ -111,3 +111,21 @@ def test_qwen3_next_kv_counts_full_attention_layers_and_state_once():
     d = tk.Deployment("qwen3-next-80b-a3b", "h200")
     from tokenomics.physics.memory import kv_per_sequence_bytes
     assert kv_per_sequence_bytes(d, 1000) == 1000 * 24_576 + 39_518_208
+
+
+@settings(max_examples=60, deadline=None)
+@given(mid=st.sampled_from(["gemma-4-31b", "gemma-4-e2b", "llama-3.1-70b", "gpt-oss-120b",
+                            "deepseek-v3"]),
+       c1=st.integers(0, 262_144), c2=st.integers(0, 262_144))
+def test_kv_held_grows_with_context_and_is_the_cache_of_one_sequence(mid, c1, c2):
+    # a law: a longer context never holds less; without linear layers the bytes one sequence
+    # holds are kv_cache_bytes at batch 1, and a replication of r copies every byte r times
+    from tokenomics.physics.kv import kv_bytes_held
+
+    m = tk.model(mid)
+    lo, hi = sorted((c1, c2))
+    assert kv_bytes_held(m, lo) <= kv_bytes_held(m, hi)
+    assert kv_bytes_held(m, hi) == pytest.approx(
+        tk.kv_cache_bytes(m, hi, allow_beyond_max_context=True), rel=1e-12)
+    assert kv_bytes_held(m, hi, replication=lambda a: 3.0) == pytest.approx(
+        3 * kv_bytes_held(m, hi), rel=1e-12)
