@@ -52,6 +52,7 @@ _EXPORTS = {
     "GEMMA4_DEFAULTS": ".hf_gemma4",
     "router_params_per_layer": ".counts",
     "per_layer_embedding_params": ".counts",
+    "latent_projection_params_per_layer": ".counts",
     "dsa_indexer_params_per_layer": ".counts",
     "linear_attention_params_per_layer": ".counts",
     "ffn_params": ".counts",

@@ -185,10 +185,38 @@ def ffn_params(model: Model, intermediate: int, bias: bool | None = None) -> flo
 
 
 def expert_params(model: Model) -> float:
-    """Parameters of one routed expert [parameters] (0 for a dense model)."""
-    if model.moe is None:
+    """Parameters of one routed expert [parameters] (0 for a dense model).
+
+    The FFN of :func:`ffn_params` at the expert width, on the hidden size, or on the
+    ``latent_size`` :math:`\\ell` where the experts compute in a latent (Nemotron 3 Super:
+    :math:`2 \\ell I` for its two ungated matrices)."""
+    moe = model.moe
+    if moe is None:
         return 0.0
-    return ffn_params(model, model.moe.expert_intermediate_size, bias=model.moe.expert_bias)
+    if not moe.latent_size:
+        return ffn_params(model, moe.expert_intermediate_size, bias=moe.expert_bias)
+    lat, inter = moe.latent_size, moe.expert_intermediate_size
+    n = (3 if model.gated_ffn else 2) * lat * inter
+    if moe.expert_bias:
+        n += (2 if model.gated_ffn else 1) * inter + lat
+    return float(n)
+
+
+def latent_projection_params_per_layer(model: Model) -> float:
+    """The projections into and out of a latent-MoE layer's expert width [parameters]:
+    :math:`2 h \\ell` (``fc1_latent_proj``, ``fc2_latent_proj``, no biases); 0 without a
+    latent.
+
+    References
+    ----------
+    .. [1] Hugging Face transformers, ``models/nemotron_h/modular_nemotron_h.py`` (commit
+       008d9e95): ``NemotronHMoE`` (``fc1_latent_proj``, ``fc2_latent_proj``,
+       ``NemotronHExperts`` on ``moe_latent_size``).
+    """
+    moe = model.moe
+    if moe is None or not moe.latent_size:
+        return 0.0
+    return float(2 * model.hidden_size * moe.latent_size)
 
 
 def component_params(model: Model) -> dict[str, float]:
@@ -197,7 +225,8 @@ def component_params(model: Model) -> dict[str, float]:
     The keys are those of :func:`tokenomics.physics.params.param_breakdown`, which wraps this
     for catalog ids and adds ``to_frame()``: ``embedding``, ``lm_head`` (0 when tied),
     ``attention``, ``linear_attention``, ``norms``, ``dense_ffn``, ``router``,
-    ``shared_experts``, ``routed_experts``, ``per_layer_embedding`` and
+    ``shared_experts``, ``routed_experts``, ``latent_projections``
+    (:func:`latent_projection_params_per_layer`), ``per_layer_embedding`` and
     ``per_layer_projection`` (:func:`per_layer_embedding_params`).
 
     Examples
@@ -221,6 +250,7 @@ def component_params(model: Model) -> dict[str, float]:
         "router": 0.0,
         "shared_experts": 0.0,
         "routed_experts": 0.0,
+        "latent_projections": 0.0,
         **per_layer_embedding_params(model),
     }
     if model.moe is not None and model.num_moe_layers:
@@ -230,6 +260,7 @@ def component_params(model: Model) -> dict[str, float]:
         out["shared_experts"] = (
             m.num_shared_experts * ffn_params(model, m.shared_intermediate_size) * nl)
         out["routed_experts"] = m.num_experts * expert_params(model) * nl
+        out["latent_projections"] = latent_projection_params_per_layer(model) * nl
     return out
 
 

@@ -18,7 +18,7 @@ of their own shape, :mod:`tokenomics.data.hf_gemma4`), ``kimi_k25`` (Kimi-K2.5/K
 MoE in every layer, a sigmoid router with correction bias, Q/K norms over the whole
 projections) and
 ``nemotron_h`` (NVIDIA Nemotron-H / Nemotron 3: Mamba-2, attention and MoE blocks in one
-stack, ``hybrid_override_pattern``).
+stack, ``hybrid_override_pattern``; Nemotron 3 Super's latent MoE, ``moe_latent_size``).
 
 Any other ``model_type`` is read as a Llama-style decoder (gated FFN, RMSNorm, no biases) when
 it has the standard keys, and the spec's ``notes`` say so. Keys that change the architecture
@@ -712,10 +712,6 @@ def _nemotron_h(r: _Reader, top: Mapping[str, Any], id: str | None,  # noqa: A00
     if top.get("use_bias") or top.get("mamba_proj_bias"):
         raise CatalogError(f"{r.where}: use_bias / mamba_proj_bias (biases on the Mamba "
                            f"projections) are not modelled; this reader counts none")
-    if top.get("moe_latent_size"):       # Nemotron 3 Super: experts in a projected latent
-        raise CatalogError(f"{r.where}: moe_latent_size (experts computing in a "
-                           f"{top['moe_latent_size']}-wide latent, with projections in and "
-                           f"out) is not modelled yet; the reader would miscount the experts")
     n, h = len(layers), r.int("hidden_size")
     nq, nkv = _heads(r, r.where)
     att = _attention(r, top, "nemotron_h", h, nq, nkv)     # plain GQA, biases as stated
@@ -735,7 +731,8 @@ def _nemotron_h(r: _Reader, top: Mapping[str, Any], id: str | None,  # noqa: A00
                   num_shared_experts=shared,
                   shared_intermediate_size=r.int("moe_shared_expert_intermediate_size")
                   if shared else 0, router_bias=True, n_group=r.opt("n_group", 0),
-                  topk_group=r.opt("topk_group", 0))
+                  topk_group=r.opt("topk_group", 0),
+                  latent_size=r.opt("moe_latent_size", 0))   # Nemotron 3 Super's latent MoE
     gated = str(top.get("mlp_hidden_act", "relu2")) not in ("relu2", "relu", "gelu")
     wd, ed = _dtypes(top, dtypes[0], dtypes[1])
     emb = dtypes[2] or _release_embedding_dtype(top)

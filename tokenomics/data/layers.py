@@ -200,6 +200,13 @@ class MoE:
         Learned scales around the router (Gemma 4's ``Gemma4TextRouter``): one per hidden
         dimension on its input and one per expert on its output weights, :math:`h + E`
         parameters a layer beside the :math:`E h` projection.
+    latent_size : int
+        Width :math:`\\ell` the routed experts compute in (Nemotron 3 Super's
+        ``moe_latent_size``, "latent MoE"): each token is projected from the hidden size to
+        :math:`\\ell` once before the experts and back once after (:math:`2 h \\ell`
+        parameters a layer, no biases), the experts map :math:`\\ell \\to I \\to \\ell`, and
+        tokens cross expert parallelism at :math:`\\ell`; the router and the shared experts
+        read the hidden state. 0 (the default): the experts compute at the hidden size.
     """
 
     num_experts: int
@@ -212,3 +219,7 @@ class MoE:
     n_group: int = 0
     topk_group: int = 0
     router_scales: bool = False
+    latent_size: int = 0
+
+    def __post_init__(self) -> None:
+        check_whole(self.latent_size, "MoE latent_size", 0, MAX_WIDTH)

@@ -581,15 +581,16 @@ def step_comm(dep: Any, batch: Any, new_tokens: Any, logits_tokens: Any,
         # sending, as DeepEP does), combine at the activation format; one copy of a token
         # per remote domain (deduplicated), at most topk_group of them
         k = m.moe.top_k
+        he = m.moe.latent_size or h          # a latent MoE sends its tokens at the latent
         disp = min(bytes_per_element(dep.compute_dtype), act)
         n_in, d = _split(topo, dep.ep)
         limit = m.moe.topk_group if m.moe.n_group > 1 else 0
         share = remote_copies(k, d, limit) / k if d > 1 else None
         for name, b in (("ep_dispatch", disp), ("ep_combine", act)):
             if dep.ep_exchange == "allgather":   # every rank's tokens gathered, then scattered
-                add(name, Lm, N * h * b, dep.ep, group_allgather_time)
+                add(name, Lm, N * he * b, dep.ep, group_allgather_time)
             else:
-                add(name, Lm, N / tp * k * h * b, dep.ep,
+                add(name, Lm, N / tp * k * he * b, dep.ep,
                     lambda topo_, msg, g, s=share: group_alltoall_time(topo_, msg, g, s))
         add("ep_allgather", Lm, N / dp * h * act, atp, group_allgather_time)
     add("lm_head_allgather", 1, NL / dp * m.vocab_size * act, atp, group_allgather_time)

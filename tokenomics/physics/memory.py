@@ -133,7 +133,7 @@ def weight_bytes_per_device(dep: Deployment) -> float:
     attn_like = ((b["attention"] + b["norms"] + b["per_layer_projection"]) * w
                  + (b["embedding"] + b["lm_head"] + b["per_layer_embedding"])
                  * bytes_per_element(dep.embedding_dtype))
-    mlp = (b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+    mlp = (b["dense_ffn"] + b["router"] + b["shared_experts"] + b["latent_projections"]) * w
     routed = b["routed_experts"] * redundancy_factor(dep) * bytes_per_element(dep.expert_dtype)
     return float((attn_like * dep.dp_attention + mlp * dep.mlp_copies + routed)
                  / dep.n_devices)

@@ -69,6 +69,7 @@ from tokenomics.physics.params import (
     attention_params_per_layer,
     expert_params,
     ffn_params,
+    latent_projection_params_per_layer,
     linear_attention_params_per_layer,
     per_layer_embedding_params,
     router_params_per_layer,
@@ -337,7 +338,9 @@ def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
     Routed experts: FLOPs for ``top_k`` per token, weight bytes for the distinct experts the
     step's N tokens touch (:func:`~tokenomics.physics.formulas.distinct_experts` over the
     ``E + r`` physical experts when the deployment holds redundant copies). The router and
-    shared experts: one copy per attention group with ``mlp_data_parallel``.
+    shared experts: one copy per attention group with ``mlp_data_parallel``. A latent MoE's
+    projections into and out of its expert width (``latent_size``) run on every token and
+    are costed with the shared experts; its experts read and write at the latent width.
     """
     m = dep.model
     Lm = m.num_moe_layers
@@ -356,13 +359,17 @@ def _moe(dep: Deployment, s: _Step) -> list[OpCost]:
                     N * (h + E) * act * Lm)
     p_sh = moe.num_shared_experts * ffn_params(m, moe.shared_intermediate_size)
     sh_io = moe.num_shared_experts * (2 * h + 3 * moe.shared_intermediate_size) * act
+    # a latent MoE's projections into and out of the experts' width: dense, every token
+    lat = moe.latent_size
+    p_sh += latent_projection_params_per_layer(m)
+    sh_io += 2 * (h + lat) * act if lat else 0.0
     shared = OpCost("moe_shared", 2.0 * N * p_sh * Lm, p_sh * w * Lm + zero, zero,
                     N * sh_io * Lm)
     p_e = expert_params(m)
     # with redundant copies the tokens of a logical expert spread over its copies: the step
     # reaches k copies at one token and all E + r of them at many
     distinct = F.distinct_experts(dep.physical_experts, k, N)
-    e_io = k * (2 * h + 3 * moe.expert_intermediate_size) * act
+    e_io = k * (2 * (lat or h) + 3 * moe.expert_intermediate_size) * act
     experts = OpCost("moe_experts", 2.0 * N * k * p_e * Lm, distinct * p_e * we * Lm, zero,
                      N * e_io * Lm)
     return [router, shared, experts]

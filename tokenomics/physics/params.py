@@ -28,6 +28,7 @@ from tokenomics.data.counts import (  # noqa: F401  (the 0.2 paths tokenomics.pa
     dsa_indexer_params_per_layer,
     expert_params,
     ffn_params,
+    latent_projection_params_per_layer,
     linear_attention_params_per_layer,
     per_layer_embedding_params,
     router_params_per_layer,
@@ -78,7 +79,8 @@ def param_breakdown(model: Model) -> ParamBreakdown:
         ``lm_head`` (0 when tied),
         ``attention`` (softmax-attention layers), ``linear_attention`` (Gated DeltaNet
         layers), ``norms``, ``dense_ffn``, ``router``, ``shared_experts``,
-        ``routed_experts`` (all experts of all MoE layers), ``per_layer_embedding`` and
+        ``routed_experts`` (all experts of all MoE layers), ``latent_projections`` (a latent
+        MoE's projections into and out of its expert width), ``per_layer_embedding`` and
         ``per_layer_projection`` (Gemma 4 E2B/E4B's per-layer embeddings; 0 elsewhere).
 
     References

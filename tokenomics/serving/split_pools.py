@@ -144,7 +144,8 @@ def _split_memory(attention: Deployment, ffn: FFNPool, B: Any, C: Any,
     """
     b = param_breakdown(attention.model)
     w = bytes_per_element(attention.weight_dtype)
-    ffn_part = ((b["dense_ffn"] + b["router"] + b["shared_experts"]) * w
+    ffn_part = ((b["dense_ffn"] + b["router"] + b["shared_experts"]
+                 + b["latent_projections"]) * w
                 + b["routed_experts"] * redundancy_factor(attention)
                 * bytes_per_element(attention.expert_dtype))
     ffn_w = ffn_part / ffn.devices
