@@ -26,6 +26,7 @@ NEW = {
     "kimi-k2-0905": "moonshotai/kimi-k2-instruct-0905",
     "gemma-4-31b": "google/gemma-4-31b-it", "gemma-4-26b-a4b": "google/gemma-4-26b-a4b-it",
     "gemma-4-e4b": "google/gemma-4-e4b-it", "gemma-4-e2b": "google/gemma-4-e2b-it",
+    "nemotron-3-super-120b-a12b": "nvidia/nvidia-nemotron-3-super-120b-a12b-bf16",
     "minimax-m2.1": "minimaxai/minimax-m2.1", "minimax-m2.5": "minimaxai/minimax-m2.5",
     "glm-5": "zai-org/glm-5", "glm-4.7-flash": "zai-org/glm-4.7-flash",
     "gemma-3-4b": "google/gemma-3-4b-it", "gemma-3-12b": "google/gemma-3-12b-it",
