@@ -206,7 +206,10 @@ class MoE:
         :math:`\\ell` once before the experts and back once after (:math:`2 h \\ell`
         parameters a layer, no biases), the experts map :math:`\\ell \\to I \\to \\ell`, and
         tokens cross expert parallelism at :math:`\\ell`; the router and the shared experts
-        read the hidden state. 0 (the default): the experts compute at the hidden size.
+        read the hidden state. A tensor-parallel MoE layer's all-reduce is still counted at
+        the hidden width, once, as for any MoE layer (where an engine reduces the experts'
+        latent output apart from the shared expert's, it moves less). 0 (the default): the
+        experts compute at the hidden size.
     """
 
     num_experts: int
