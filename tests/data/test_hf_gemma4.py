@@ -236,3 +236,18 @@ def test_a_tier_holds_one_copy_while_hbm_holds_each_shape_replicated():
     # over the 8 devices HBM holds the full layers twice (4 KV heads over 8 ranks)
     assert r.kv_bytes == 2 * (50 * 2 * 16 * 256 * 1024 + 2 * 10 * 2 * 4 * 512 * 32768)
     assert r.tier_kv_bytes == one
+
+
+def test_replicated_kv_bytes_is_one_law_for_every_layout():
+    from tokenomics.physics.memory import replicated_kv_bytes
+
+    # Gemma 4 31B at tp 8 (hand count above: the full layers held twice)
+    d = tk.Deployment(G31, "h100-sxm", tp=8)
+    assert replicated_kv_bytes(d, 32768, "bf16") == 2 * (
+        50 * 2 * 16 * 256 * 1024 + 2 * 10 * 2 * 4 * 512 * 32768)
+    # uniform layouts: the cache times the one replication (Llama 70B's 8 KV heads over 8
+    # ranks: 1; DeepSeek-V3's MLA latent on each of 8 ranks: 8)
+    for mid, rep in (("llama-3.1-70b", 1), ("deepseek-v3", 8)):
+        dep = tk.Deployment(mid, "h200", tp=8)
+        assert replicated_kv_bytes(dep, 4096, "bf16") == pytest.approx(
+            rep * tk.kv_cache_bytes(mid, 4096), rel=1e-12)

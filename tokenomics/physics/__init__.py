@@ -94,6 +94,7 @@ _EXPORTS = {
     "kv_tokens_held": ".kv",
     "kv_bytes_held": ".kv",
     "group_kv_bytes": ".kv",
+    "replicated_kv_bytes": ".memory",
     "kv_cache_bytes": ".kv",
     "kv_context_crossover_tokens": ".kv",
     "weight_bytes": ".memory",

@@ -283,6 +283,19 @@ def memory_fit(dep: Deployment, batch: Any, context_tokens: Any,
     )
 
 
+def replicated_kv_bytes(dep: Deployment, context_tokens: Any, kv_dtype: str) -> Any:
+    """KV bytes one sequence holds over all the replica's devices, every copy counted [B].
+
+    :math:`\\sum_g n_g s_g r_g \\min(C, W_g) + S r`: each layer shape's KV at its own
+    replication :math:`r_g` (:meth:`~tokenomics.Deployment.kv_replication_of`) plus linear
+    layers' fixed state :math:`S` (at BF16, as :func:`~tokenomics.physics.kv.kv_cache_bytes`
+    keeps it) at the attention's; ``kv_cache_bytes(model, C) * kv_replication`` where every
+    layer replicates alike. Arguments already checked (an engine form)."""
+    m = dep.model
+    return (group_kv_bytes(m, context_tokens, kv_dtype, dep.kv_replication_of)
+            + linear_state_bytes_per_sequence(m) * dep.kv_replication_of(m.attention))
+
+
 def kv_per_sequence_bytes(dep: Deployment, context_tokens: Any) -> Any:
     """KV bytes one sequence occupies on one device of the replica [B].
 
@@ -634,18 +647,14 @@ def _min_devices_for_layout(dep: Deployment, batch: Any, context_tokens: Any,
     from tokenomics.physics.kv import kv_cache_bytes
 
     b = MemoryBudget.of(dep, batch)
-    kv = np.asarray(kv_cache_bytes(b.model, context_tokens, batch, b.kv_dtype,
-                                   b.allow_beyond_max_context), float)
+    kv_cache_bytes(b.model, context_tokens, batch, b.kv_dtype,   # checks the arguments
+                   b.allow_beyond_max_context)
     room = np.asarray(b.per_device_bytes, float)
     if np.any(room <= 0):
         raise DoesNotFitError(f"{b.hardware.id}: runtime reserve and workspace leave no usable "
                               f"memory of {b.hardware.mem_usable_bytes:.4g} B")
     step = math.lcm(dep.tp, multiple_of)
-    if dep.model.global_attention is not None:   # each shape's KV at its own replication
-        kv = np.asarray(batch, float) * group_kv_bytes(dep.model, context_tokens, b.kv_dtype,
-                                                      dep.kv_replication_of)
-    else:
-        kv = kv * dep.kv_replication
+    kv = replicated_kv_bytes(dep, context_tokens, b.kv_dtype) * np.asarray(batch, float)
     need = np.ceil((b.weights_bytes + kv) / room - 1e-9)
     _countable(need)
     n = (np.maximum(np.ceil(need / step), 1) * step).astype(np.int64)

@@ -53,10 +53,10 @@ from tokenomics.physics.engine import (
     step_result,
     step_seconds,
 )
-from tokenomics.physics.kv import group_kv_bytes, kv_cache_bytes
 from tokenomics.physics.memory import (
     kv_per_sequence_bytes,
     memory_fit,
+    replicated_kv_bytes,
 )
 from tokenomics.physics.operators import mixed_costs, mixed_costs_over
 from tokenomics.physics.step import decode, prefill
@@ -367,13 +367,8 @@ def prefix_cached_prefill(dep: Deployment, prompt_tokens: Any, cached_tokens: An
         c = V.counts(cached_tokens, "cached_tokens", minimum=0, unit="token")
     hot = prefill(dep, P, batch, c)
     cold = prefill(dep, P, batch, 0)
-    kv_read = np.asarray(kv_cache_bytes(dep.model, c, 1, dep.kv_dtype,
-                                        dep.allow_beyond_max_context), float)
-    if dep.model.global_attention is not None:   # each shape's KV at its own replication
-        kv_read = group_kv_bytes(dep.model, c, dep.kv_dtype, dep.kv_replication_of)
-    else:
-        kv_read = kv_read * dep.kv_replication
-    kv_read = kv_read * np.asarray(batch, float) / dep.tp
+    V.context_within(dep.model, np.asarray(c, float), dep.allow_beyond_max_context)
+    kv_read = replicated_kv_bytes(dep, c, dep.kv_dtype) * np.asarray(batch, float) / dep.tp
     return PrefixCachedPrefill(
         cached_tokens=V.scalar_or_array(np.broadcast_to(c, np.shape(hot.time_s))),
         ttft_s=hot.time_s, ttft_uncached_s=cold.time_s, flops=hot.flops_per_device,
